@@ -1,0 +1,88 @@
+// Command lease-exporter exports the health of every Kubernetes Lease as Prometheus metrics.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/common/version"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/lease-exporter/lease-exporter/collector"
+	"github.com/lease-exporter/lease-exporter/informer"
+)
+
+// reachTimeout bounds the start-up check that the API server answers at all.
+const reachTimeout = 15 * time.Second
+
+func main() {
+	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func realMain(args []string, stdout, stderr io.Writer) int {
+	opts, err := parseOptions(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "lease-exporter: %v\nRun 'lease-exporter --help' for usage.\n", err)
+		return exitCode(err)
+	}
+	if opts.showVersion {
+		fmt.Fprintln(stdout, version.Print("lease-exporter"))
+		return exitOK
+	}
+	logger := newLogger(stderr, opts.logLevel, opts.logFormat)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, opts, logger); err != nil {
+		logger.Error("lease-exporter stopped", "err", err)
+		return exitCode(err)
+	}
+	return exitOK
+}
+
+// run reads as the exporter's table of contents: client, informer, registry, server, wait.
+func run(ctx context.Context, opts *options, logger *slog.Logger) error {
+	logger.Info("starting lease-exporter", "version", version.Info(), "build", version.BuildContext())
+	opts.client.UserAgent = "lease-exporter/" + version.Version
+	cfg, source, err := informer.RESTConfig(opts.client)
+	if err != nil {
+		return kubeConfigError{err}
+	}
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return kubeConfigError{fmt.Errorf("build client from %s: %w", source, err)}
+	}
+	if err := informer.CheckReachable(ctx, client, cfg.Host, reachTimeout); err != nil {
+		return unreachableError{fmt.Errorf("%w (configured by %s)", err, source)}
+	}
+	logger.Info("connected to API server", "host", cfg.Host, "config", source, "watching", opts.informer.Describe())
+
+	reg := newRegistry()
+	leases, err := informer.New(client, opts.informer, logger.With("component", "informer"), reg)
+	if err != nil {
+		return err
+	}
+	reg.MustRegister(collector.New(leases, nil))
+	leases.Start(ctx)
+	defer leases.Shutdown()
+	go logSynced(ctx, leases, logger)
+
+	return serve(ctx, newServer(opts, reg, leases, logger), opts, logger)
+}
+
+func logSynced(ctx context.Context, leases *informer.Leases, logger *slog.Logger) {
+	start := time.Now()
+	if err := leases.WaitForCacheSync(ctx); err == nil {
+		logger.Info("lease cache synced; ready", "after", time.Since(start).Round(time.Millisecond))
+	}
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/lease-exporter/lease-exporter/informer"
+)
+
+// defaultListenAddress: the Prometheus exporter port range 9100-9999 is fully allocated, so
+// we take a free port just above it.
+const defaultListenAddress = ":10047"
+
+// options are the command-line flags, named the way Prometheus operators already know them.
+type options struct {
+	listenAddress  string
+	webConfigFile  string
+	telemetryPath  string
+	maxRequests    int
+	enablePprof    bool
+	logLevel       string
+	logFormat      string
+	client         informer.ClientOptions
+	informer       informer.Options
+	namespaces     string
+	namespacesExcl string
+	showVersion    bool
+}
+
+func (o *options) AddFlags(fs *flag.FlagSet) {
+	fs.StringVar(&o.listenAddress, "web.listen-address", defaultListenAddress, "Address to serve metrics, probes and the landing page on.")
+	fs.StringVar(&o.webConfigFile, "web.config.file", "", "Path to an exporter-toolkit web config file enabling TLS and/or basic auth.")
+	fs.StringVar(&o.telemetryPath, "web.telemetry-path", "/metrics", "Path under which to expose metrics.")
+	fs.IntVar(&o.maxRequests, "web.max-requests", 10, "Maximum concurrent scrapes of the metrics path; excess requests get 503. 0 means no limit.")
+	fs.BoolVar(&o.enablePprof, "web.enable-pprof", false, "Serve Go profiling endpoints under /debug/pprof/.")
+	fs.StringVar(&o.logLevel, "log.level", "info", "Log level: debug, info, warn or error.")
+	fs.StringVar(&o.logFormat, "log.format", "text", "Log format: text (coloured on a terminal) or json.")
+	fs.StringVar(&o.client.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig file. Default: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.")
+	fs.StringVar(&o.client.Context, "kube-context", "", "Kubeconfig context to use instead of the current context.")
+	fs.StringVar(&o.namespaces, "namespaces", "", "Comma-separated namespaces to watch. Default: all namespaces.")
+	fs.StringVar(&o.namespacesExcl, "namespaces-exclude", "", "Comma-separated namespaces not to watch.")
+	fs.StringVar(&o.informer.LeaseSelector, "lease-selector", "", "Label selector: only Leases matching it are exported (e.g. 'app!=test').")
+	fs.IntVar(&o.informer.Shard, "shard", 0, "This replica's shard number, from 0 to --total-shards - 1.")
+	fs.IntVar(&o.informer.TotalShards, "total-shards", 1, "Number of shards Leases are split across (stable hash of namespace/name).")
+	fs.BoolVar(&o.showVersion, "version", false, "Print version information and exit.")
+}
+
+// Validate reports the first invalid flag, naming it and saying what is expected.
+func (o *options) Validate() error {
+	o.informer.Namespaces = splitList(o.namespaces)
+	o.informer.ExcludeNamespaces = splitList(o.namespacesExcl)
+	if err := o.informer.Validate(); err != nil {
+		return err
+	}
+	switch o.logLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("invalid --log.level %q: use debug, info, warn or error", o.logLevel)
+	}
+	if o.logFormat != "text" && o.logFormat != "json" {
+		return fmt.Errorf("invalid --log.format %q: use text or json", o.logFormat)
+	}
+	if !strings.HasPrefix(o.telemetryPath, "/") || reservedPaths[o.telemetryPath] {
+		return fmt.Errorf("invalid --web.telemetry-path %q: must start with / and not be one of /, /healthz, /readyz", o.telemetryPath)
+	}
+	if o.maxRequests < 0 {
+		return fmt.Errorf("invalid --web.max-requests %d: must be 0 (no limit) or more", o.maxRequests)
+	}
+	if o.webConfigFile != "" {
+		if err := web.Validate(o.webConfigFile); err != nil {
+			return fmt.Errorf("invalid --web.config.file %s: %w", o.webConfigFile, err)
+		}
+	}
+	return nil
+}
+
+var reservedPaths = map[string]bool{"/": true, "/healthz": true, "/readyz": true}
+
+// parseOptions parses args; a usage error is reported as errUsage after printing usage.
+func parseOptions(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("lease-exporter", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return nil, usageError{fmt.Errorf("unexpected argument %q: lease-exporter takes only flags", fs.Arg(0))}
+	}
+	if err := o.Validate(); err != nil {
+		return nil, usageError{err}
+	}
+	return o, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/lease-exporter/lease-exporter/informer"
+)
+
+// shutdownTimeout leaves a scrape in flight time to finish while staying inside Kubernetes'
+// default 30s termination grace period and the 5s our users expect.
+const shutdownTimeout = 4 * time.Second
+
+// newRegistry returns the exporter's own registry with the standard process collectors.
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		versioncollector.NewCollector("lease_exporter"),
+	)
+	return reg
+}
+
+// newServer builds the HTTP server: metrics, probes, landing page and optionally pprof.
+func newServer(opts *options, reg *prometheus.Registry, view informer.View, logger *slog.Logger) *http.Server {
+	mux := http.NewServeMux()
+	mux.Handle(opts.telemetryPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		ErrorLog:            slog.NewLogLogger(logger.Handler(), slog.LevelError),
+		ErrorHandling:       promhttp.ContinueOnError,
+		Registry:            reg,
+		MaxRequestsInFlight: opts.maxRequests,
+	}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !view.HasSynced() {
+			http.Error(w, "lease cache not synced yet", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	if opts.enablePprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	landing, err := web.NewLandingPage(web.LandingConfig{
+		Name:        "lease-exporter",
+		Description: "Prometheus exporter for Kubernetes Lease and leader-election health",
+		Version:     version.Info(),
+		Links: []web.LandingLinks{
+			{Address: opts.telemetryPath, Text: "Metrics"},
+			{Address: "/healthz", Text: "Health"},
+			{Address: "/readyz", Text: "Readiness"},
+		},
+	})
+	if err != nil {
+		panic(fmt.Sprintf("landing page config is static and valid: %v", err))
+	}
+	mux.Handle("/", landing)
+	return &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		// Long enough for a full scrape of 100k Leases over a slow link, short enough
+		// that stuck clients cannot pile up.
+		WriteTimeout: 60 * time.Second,
+		IdleTimeout:  2 * time.Minute,
+	}
+}
+
+// serve runs srv until ctx is done, then lets in-flight scrapes finish.
+func serve(ctx context.Context, srv *http.Server, opts *options, logger *slog.Logger) error {
+	l, err := net.Listen("tcp", opts.listenAddress)
+	if err != nil {
+		return fmt.Errorf("listen on --web.listen-address %s: %w", opts.listenAddress, err)
+	}
+	systemdSocket := false
+	flags := &web.FlagConfig{
+		WebListenAddresses: &[]string{opts.listenAddress},
+		WebSystemdSocket:   &systemdSocket,
+		WebConfigFile:      &opts.webConfigFile,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- web.Serve(l, srv, flags, logger.With("component", "web")) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve HTTP: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", "timeout", shutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shut down HTTP server: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve HTTP: %w", err)
+	}
+	return nil
+}

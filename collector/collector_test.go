@@ -1,0 +1,218 @@
+package collector
+
+import (
+	"flag"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lease-exporter/lease-exporter/informer"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.prom from the collector's output")
+
+const header = `# HELP lease_exporter_cache_synced Whether the informer cache has completed its initial list (1) or not (0).
+# TYPE lease_exporter_cache_synced gauge
+# HELP lease_exporter_watch_stale_seconds Seconds the exporter's view may lag the API server: 0 while the watch is open and caught up.
+# TYPE lease_exporter_watch_stale_seconds gauge
+`
+
+func TestExposition(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		leases []*coordinationv1.Lease
+		want   string // the lease_* series, without HELP/TYPE
+	}{
+		{
+			name:   "held leader-election lease",
+			leases: []*coordinationv1.Lease{lease("team-a", "ctrl", held("pod-1_abc", 2*time.Second, 15), transitions(3))},
+			want: `lease_acquire_timestamp_seconds{class="leader-election",lease="ctrl",namespace="team-a"} 1.7952618e+09
+lease_duration_seconds{class="leader-election",lease="ctrl",namespace="team-a"} 15
+lease_expiry_timestamp_seconds{class="leader-election",lease="ctrl",namespace="team-a"} 1.795262413e+09
+lease_held{class="leader-election",lease="ctrl",namespace="team-a"} 1
+lease_info{class="leader-election",holder="pod-1_abc",lease="ctrl",namespace="team-a",preferred_holder="",strategy=""} 1
+lease_observed_holder_changes_total{class="leader-election",lease="ctrl",namespace="team-a"} 0
+lease_observed_renew_timestamp_seconds{class="leader-election",lease="ctrl",namespace="team-a"} 1.795262398e+09
+lease_renew_age_seconds{class="leader-election",lease="ctrl",namespace="team-a"} 2
+lease_renew_timestamp_seconds{class="leader-election",lease="ctrl",namespace="team-a"} 1.795262398e+09
+lease_transitions_total{class="leader-election",lease="ctrl",namespace="team-a"} 3
+`,
+		},
+		{
+			name:   "expired lease is not held",
+			leases: []*coordinationv1.Lease{lease("team-a", "ctrl", held("pod-1", 20*time.Second, 15))},
+			want:   `lease_held{class="leader-election",lease="ctrl",namespace="team-a"} 0`,
+		},
+		{
+			name:   "released lease (empty holder) is not held",
+			leases: []*coordinationv1.Lease{lease("team-a", "ctrl", held("", time.Second, 15))},
+			want: `lease_held{class="leader-election",lease="ctrl",namespace="team-a"} 0
+lease_info{class="leader-election",holder="",lease="ctrl",namespace="team-a",preferred_holder="",strategy=""} 1`,
+		},
+		{
+			name:   "nil spec: only info, held 0 and the observed counter",
+			leases: []*coordinationv1.Lease{lease("team-a", "empty")},
+			want: `lease_held{class="leader-election",lease="empty",namespace="team-a"} 0
+lease_info{class="leader-election",holder="",lease="empty",namespace="team-a",preferred_holder="",strategy=""} 1
+lease_observed_holder_changes_total{class="leader-election",lease="empty",namespace="team-a"} 0`,
+		},
+		{
+			name: "renew time without duration is expired and has no expiry",
+			leases: []*coordinationv1.Lease{lease("team-a", "nodur", func(l *coordinationv1.Lease) {
+				h, r := "x", metav1.NewMicroTime(scrapeTime)
+				l.Spec.HolderIdentity, l.Spec.RenewTime = &h, &r
+			})},
+			want: `lease_held{class="leader-election",lease="nodur",namespace="team-a"} 0
+lease_renew_age_seconds{class="leader-election",lease="nodur",namespace="team-a"} 0`,
+		},
+		{
+			name:   "renew time in the future: negative age, held",
+			leases: []*coordinationv1.Lease{lease("team-a", "skew", held("x", -5*time.Second, 15))},
+			want: `lease_held{class="leader-election",lease="skew",namespace="team-a"} 1
+lease_observed_renew_timestamp_seconds{class="leader-election",lease="skew",namespace="team-a"} 1.7952624e+09
+lease_renew_age_seconds{class="leader-election",lease="skew",namespace="team-a"} -5`,
+		},
+		{
+			name: "coordinated leader election fields",
+			leases: []*coordinationv1.Lease{lease("kube-system", "kube-scheduler", held("a", time.Second, 15), func(l *coordinationv1.Lease) {
+				s, p := coordinationv1.OldestEmulationVersion, "b"
+				l.Spec.Strategy, l.Spec.PreferredHolder = &s, &p
+			})},
+			want: `lease_info{class="leader-election",holder="a",lease="kube-scheduler",namespace="kube-system",preferred_holder="b",strategy="OldestEmulationVersion"} 1`,
+		},
+		{
+			name: "classes",
+			leases: []*coordinationv1.Lease{
+				lease("kube-node-lease", "node-1", held("node-1", time.Second, 40)),
+				lease("kube-system", "apiserver-xyz", held("apiserver-xyz_1", time.Second, 3600), func(l *coordinationv1.Lease) {
+					l.Labels = map[string]string{"apiserver.kubernetes.io/identity": "kube-apiserver"}
+				}),
+			},
+			want: `lease_held{class="apiserver-identity",lease="apiserver-xyz",namespace="kube-system"} 1
+lease_held{class="node-heartbeat",lease="node-1",namespace="kube-node-lease"} 1
+lease_exporter_leases{class="apiserver-identity"} 1
+lease_exporter_leases{class="leader-election"} 0
+lease_exporter_leases{class="node-heartbeat"} 1`,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := New(syncedView(t, tc.leases...), func() time.Time { return scrapeTime })
+			got := exposition(t, c)
+			for _, line := range strings.Split(strings.TrimSpace(tc.want), "\n") {
+				if !strings.Contains(got, line+"\n") {
+					t.Errorf("missing line\n  %s\nin exposition:\n%s", line, got)
+				}
+			}
+			lint(t, c)
+		})
+	}
+}
+
+// TestOmittedSeries checks that series whose source field is missing are not exported as 0.
+func TestOmittedSeries(t *testing.T) {
+	c := New(syncedView(t, lease("team-a", "empty")), func() time.Time { return scrapeTime })
+	got := exposition(t, c)
+	for _, name := range []string{"lease_renew_timestamp_seconds{", "lease_acquire_timestamp_seconds{", "lease_duration_seconds{",
+		"lease_expiry_timestamp_seconds{", "lease_renew_age_seconds{", "lease_transitions_total{", "lease_observed_renew_timestamp_seconds{"} {
+		if strings.Contains(got, name) {
+			t.Errorf("%s exported for a Lease without the source field:\n%s", name, got)
+		}
+	}
+}
+
+func TestNotSyncedExportsNoLeaseSeries(t *testing.T) {
+	rec := &informer.Lease{Namespace: "a", Name: "b", Holder: "x"}
+	c := New(staticView{synced: false, asOf: scrapeTime.Add(-30 * time.Second), leases: []*informer.Lease{rec}},
+		func() time.Time { return scrapeTime })
+	want := header + "lease_exporter_cache_synced 0\nlease_exporter_watch_stale_seconds 30\n"
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStaleViewFreezesHeld checks that a broken watch never turns a held Lease into "no holder":
+// held and renew age are evaluated at the moment the view was last current.
+func TestStaleViewFreezesHeld(t *testing.T) {
+	lost := scrapeTime.Add(-time.Minute)
+	rec := &informer.Lease{Namespace: "a", Name: "b", Holder: "x", RenewTime: lost.Add(-2 * time.Second).UnixMicro(),
+		HasRenewTime: true, DurationSeconds: 15, HasDuration: true}
+	c := New(staticView{synced: true, asOf: lost, leases: []*informer.Lease{rec}}, func() time.Time { return scrapeTime })
+	got := exposition(t, c)
+	for _, line := range []string{
+		`lease_held{class="leader-election",lease="b",namespace="a"} 1`,
+		`lease_renew_age_seconds{class="leader-election",lease="b",namespace="a"} 2`,
+		`lease_exporter_watch_stale_seconds 60`,
+	} {
+		if !strings.Contains(got, line+"\n") {
+			t.Errorf("missing %s in\n%s", line, got)
+		}
+	}
+}
+
+// TestGolden compares a mixed cluster with testdata/golden.prom, which promtool also checks.
+func TestGolden(t *testing.T) {
+	c := New(syncedView(t,
+		lease("team-a", "ctrl", held("pod-1_abc", 2*time.Second, 15), transitions(3)),
+		lease("team-b", "released", held("", 30*time.Second, 15), transitions(7)),
+		lease("kube-node-lease", "node-1", held("node-1", 5*time.Second, 40)),
+		lease("team-c", "empty"),
+	), func() time.Time { return scrapeTime })
+	got := exposition(t, c)
+	const golden = "testdata/golden.prom"
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./collector -run TestGolden -update to create it)", err)
+	}
+	if err := testutil.CollectAndCompare(c, strings.NewReader(string(want))); err != nil {
+		t.Fatal(err)
+	}
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Fatal("promtool not found: install Debian's prometheus package (apt-get install prometheus); .ci/run does this")
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(string(want))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("promtool check metrics %s: %v\n%s", golden, err, out)
+	}
+}
+
+func exposition(t *testing.T, c prometheus.Collector) string {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, mf := range mfs {
+		if err := writeText(&b, mf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.String()
+}
+
+func lint(t *testing.T, c prometheus.Collector) {
+	t.Helper()
+	problems, err := testutil.CollectAndLint(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint %s: %s", p.Metric, p.Text)
+	}
+}

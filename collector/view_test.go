@@ -1,0 +1,83 @@
+package collector
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/lease-exporter/lease-exporter/informer"
+)
+
+// scrapeTime is the fixed clock of the exposition tests.
+var scrapeTime = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+// syncedView runs the real informer over a fake clientset holding leases and waits for sync.
+func syncedView(t *testing.T, leases ...*coordinationv1.Lease) *informer.Leases {
+	t.Helper()
+	client := fake.NewClientset()
+	for _, l := range leases {
+		if _, err := client.CoordinationV1().Leases(l.Namespace).Create(context.Background(), l, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := informer.New(client, informer.Options{TotalShards: 1, Now: func() time.Time { return scrapeTime }},
+		slog.New(slog.NewTextHandler(io.Discard, nil)), prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); v.Shutdown() })
+	v.Start(ctx)
+	if err := v.WaitForCacheSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// lease builds a Lease; opts fill in the spec.
+func lease(ns, name string, opts ...func(*coordinationv1.Lease)) *coordinationv1.Lease {
+	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{
+		Namespace: ns, Name: name, UID: types.UID(ns + "-" + name),
+		CreationTimestamp: metav1.NewTime(scrapeTime.Add(-time.Hour)),
+	}}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
+}
+
+func held(holder string, renewAgo time.Duration, duration int32) func(*coordinationv1.Lease) {
+	return func(l *coordinationv1.Lease) {
+		renew := metav1.NewMicroTime(scrapeTime.Add(-renewAgo))
+		acquire := metav1.NewMicroTime(scrapeTime.Add(-10 * time.Minute))
+		l.Spec.HolderIdentity, l.Spec.RenewTime, l.Spec.AcquireTime = &holder, &renew, &acquire
+		l.Spec.LeaseDurationSeconds = &duration
+	}
+}
+
+func transitions(n int32) func(*coordinationv1.Lease) {
+	return func(l *coordinationv1.Lease) { l.Spec.LeaseTransitions = &n }
+}
+
+// staticView is a hand-built view for the not-synced and stale cases.
+type staticView struct {
+	synced bool
+	asOf   time.Time
+	leases []*informer.Lease
+}
+
+func (v staticView) HasSynced() bool { return v.synced }
+func (v staticView) Range(fn func(*informer.Lease)) {
+	for _, l := range v.leases {
+		fn(l)
+	}
+}
+func (v staticView) FreshAsOf(time.Time) time.Time { return v.asOf }

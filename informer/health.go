@@ -1,0 +1,138 @@
+package informer
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"sync"
+	"syscall"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// settleTime is how long a re-opened watch must be open before the cache counts as current
+// again: a resumed watch replays what was missed as a burst right after it opens.
+const settleTime = time.Second
+
+// health tracks whether the exporter's view of the API server is current. The collector
+// evaluates scrape-time series (held, renew age) at FreshAsOf, so a broken watch freezes them
+// at the last moment the view was known to be true instead of letting every Lease "expire".
+type health struct {
+	logger  *slog.Logger
+	metrics *metrics
+	want    int // watches that must be open: one per informer
+	now     func() time.Time
+
+	mu           sync.Mutex
+	open         int
+	lostAt       time.Time // when the view stopped being current
+	freshFrom    time.Time // zero until the open watches have caught up
+	failing      bool
+	failingSince time.Time
+	failures     int
+}
+
+func newHealth(logger *slog.Logger, m *metrics, want int, now func() time.Time) *health {
+	return &health{logger: logger, metrics: m, want: want, now: now, lostAt: now()}
+}
+
+// opened records a watch that the API server accepted. A streaming list (sendInitialEvents)
+// is only current once its initial-events-end bookmark arrives; see caughtUp.
+func (h *health) opened(streamingList bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.open++
+	if h.open == h.want && !streamingList {
+		h.freshFrom = h.now().Add(settleTime)
+	}
+	h.recovered()
+	h.metrics.watchUp.Set(boolFloat(h.open == h.want))
+}
+
+// caughtUp records the end of a streaming list's initial events.
+func (h *health) caughtUp() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.open == h.want {
+		h.freshFrom = h.now().Add(settleTime)
+	}
+}
+
+// closed records a watch that ended, for whatever reason.
+func (h *health) closed() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.open == h.want && !h.freshFrom.IsZero() && !h.now().Before(h.freshFrom) {
+		h.lostAt = h.now()
+	}
+	h.open--
+	h.freshFrom = time.Time{}
+	h.metrics.watchUp.Set(0)
+}
+
+// FreshAsOf returns the latest time at which the cached view is known to be true: now while
+// every watch is open and caught up, otherwise the moment the view went stale.
+func (h *health) FreshAsOf(now time.Time) time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.open == h.want && !h.freshFrom.IsZero() && !now.Before(h.freshFrom) {
+		return now
+	}
+	return h.lostAt
+}
+
+// failed counts a list or watch failure and logs only the first of a run of failures; the
+// reflector retries with backoff and would otherwise log every few seconds for an hour.
+func (h *health) failed(err error) {
+	reason := errorReason(err)
+	h.metrics.watchErrors.WithLabelValues(reason).Inc()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.failures++
+	if h.failing {
+		return
+	}
+	h.failing, h.failingSince = true, h.now()
+	args := []any{"reason", reason, "err", err}
+	if reason == "forbidden" {
+		args = append(args, "hint", "the exporter's identity needs the list and watch verbs on leases.coordination.k8s.io; "+
+			"apply the ClusterRole and binding in deploy/ (or a Role per namespace with --namespaces); retrying")
+	}
+	h.logger.Error("cannot list or watch Leases; metrics freeze at the last known state until this clears", args...)
+}
+
+// recovered logs the end of a run of failures once. Callers hold h.mu.
+func (h *health) recovered() {
+	if !h.failing {
+		return
+	}
+	h.logger.Info("list and watch of Leases recovered", "after", h.now().Sub(h.failingSince).Round(time.Millisecond), "failures", h.failures)
+	h.failing, h.failures = false, 0
+}
+
+// errorReason maps an error to the bounded reason label of lease_exporter_watch_errors_total.
+func errorReason(err error) string {
+	var netErr net.Error
+	switch {
+	case apierrors.IsForbidden(err):
+		return "forbidden"
+	case apierrors.IsUnauthorized(err):
+		return "unauthorized"
+	case apierrors.IsResourceExpired(err), apierrors.IsGone(err):
+		return "expired"
+	case apierrors.IsTimeout(err), apierrors.IsServerTimeout(err), apierrors.IsTooManyRequests(err):
+		return "timeout"
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.As(err, &netErr):
+		return "connection"
+	default:
+		return "other"
+	}
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
