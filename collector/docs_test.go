@@ -1,0 +1,79 @@
+package collector
+
+import (
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+
+	"github.com/lease-exporter/lease-exporter/informer"
+)
+
+// TestDocsMatchExporter fails when docs/metrics.md and the exporter disagree on metric names:
+// metrics are a public API, so every emitted name needs a "### name" section and vice versa.
+func TestDocsMatchExporter(t *testing.T) {
+	doc, err := os.ReadFile("../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var documented []string
+	for _, m := range regexp.MustCompile(`(?m)^### ([a-z_:]+)$`).FindAllStringSubmatch(string(doc), -1) {
+		documented = append(documented, m[1])
+	}
+
+	// The names the exporter can emit: the collector's descriptors plus the informer's
+	// self-metrics, registered exactly as the command registers them.
+	emitted := descNames(New(nil, nil))
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(versioncollector.NewCollector("lease_exporter"))
+	if _, err := informer.New(nil, informer.Options{TotalShards: 1}, nil, reg); err != nil {
+		t.Fatal(err)
+	}
+	emitted = append(emitted, gatheredNames(t, reg)...)
+	slices.Sort(emitted)
+	emitted = slices.Compact(emitted)
+
+	for _, name := range emitted {
+		if !slices.Contains(documented, name) {
+			t.Errorf("metric %s is exported but has no '### %s' section in docs/metrics.md", name, name)
+		}
+	}
+	for _, name := range documented {
+		if !slices.Contains(emitted, name) {
+			t.Errorf("docs/metrics.md documents %s but the exporter does not export it", name)
+		}
+	}
+	// The standard Go and process collectors are documented as a group, not name by name.
+	if !strings.Contains(string(doc), "Go and process collectors") {
+		t.Error("docs/metrics.md does not mention the Go and process collectors")
+	}
+}
+
+// descNames lists the names in c's descriptors: Describe must name everything Collect may emit.
+func descNames(c prometheus.Collector) []string {
+	ch := make(chan *prometheus.Desc)
+	go func() { c.Describe(ch); close(ch) }()
+	fqName := regexp.MustCompile(`fqName: "([^"]+)"`)
+	var names []string
+	for d := range ch {
+		names = append(names, fqName.FindStringSubmatch(d.String())[1])
+	}
+	return names
+}
+
+func gatheredNames(t *testing.T, reg *prometheus.Registry) []string {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, mf := range mfs {
+		names = append(names, mf.GetName())
+	}
+	return names
+}
