@@ -1,0 +1,142 @@
+package alerts
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// A mutant is a plausible mistake in one alert. Every mutant must make at least one
+// promtool suite fail; one that passes means the suites do not pin that behaviour.
+type mutant struct {
+	name, alert string
+	field       string // "expr", "for" or "description"
+	old, new    string
+}
+
+var mutants = []mutant{
+	{"grace shorter than a crash restart", "LeaseNoLeader", "for", "2m", "1m"},
+	{"no watch guard", "LeaseNoLeader", "expr", "(lease_exporter_watch_up{job=~\".*lease-exporter.*\"} == 1)", "(lease_exporter_watch_up{job=~\".*lease-exporter.*\"} >= 0)"},
+	{"no sync guard", "LeaseNoLeader", "expr", "(lease_exporter_cache_synced{job=~\".*lease-exporter.*\"} == 1)", "(lease_exporter_cache_synced{job=~\".*lease-exporter.*\"} >= 0)"},
+	{"one replica's no-holder wins", "LeaseNoLeader", "expr", "max without", "min without"},
+	{"one alert per replica", "LeaseNoLeader", "expr", "without (instance, pod)", "without (instance)"},
+	{"every class", "LeaseNoLeader", "expr", `, class="leader-election"`, ""},
+	{"exemption ignored", "LeaseNoLeader", "expr", `alert=~"|LeaseNoLeader"`, `alert="never"`},
+	{"current instead of last holder", "LeaseNoLeader", "description", `holder!=""`, `holder=~".*"`},
+	{"threshold past expiry", "LeaseRenewalLagging", "expr", "> 0.5", "> 0.9"},
+	{"fires when not held", "LeaseRenewalLagging", "expr", "(lease_held{job=~\".*lease-exporter.*\"} == 1)", "(lease_held{job=~\".*lease-exporter.*\"} >= 0)"},
+	{"frozen data counts", "LeaseRenewalLagging", "expr", "(lease_exporter_watch_up{job=~\".*lease-exporter.*\"} == 1)", "(lease_exporter_watch_up{job=~\".*lease-exporter.*\"} >= 0)"},
+	{"lagging replica wins", "LeaseRenewalLagging", "expr", "min without", "max without"},
+	{"replicas summed", "LeaseFrequentTransitions", "expr", "max without", "sum without"},
+	{"delta misses post-reset changes", "LeaseFrequentTransitions", "expr", "increase(", "delta("},
+	{"range counts the reset", "LeaseFrequentTransitions", "expr",
+		`increase(lease_transitions_total{job=~".*lease-exporter.*"}[10m])`,
+		`(max_over_time(lease_transitions_total{job=~".*lease-exporter.*"}[10m]) - min_over_time(lease_transitions_total{job=~".*lease-exporter.*"}[10m]))`},
+	{"observed counter misses exporter downtime", "LeaseFrequentTransitions", "expr", "lease_transitions_total", "lease_observed_holder_changes_total"},
+	{"more than 6", "LeaseFrequentTransitions", "expr", "> 5", "> 6"},
+	{"exemption ignored", "LeaseFrequentTransitions", "expr", `alert=~"|LeaseFrequentTransitions"`, `alert="never"`},
+	{"stale threshold doubled", "LeaseExporterWatchStale", "expr", "> 60", "> 120"},
+	{"not-synced pages early", "LeaseExporterNotSynced", "for", "5m", "2m"},
+	{"no absent branch", "LeaseExporterDown", "expr", "\nor\nabsent(up{job=~\".*lease-exporter.*\"})", ""},
+	{"any job", "LeaseExporterDown", "expr", "up{job=~\".*lease-exporter.*\"} == 0", "up == 0"},
+}
+
+func TestMutantsAreCaught(t *testing.T) {
+	src := readSource(t)
+	suites := testSuites(t)
+	gens := generateLines(t)
+	// The control is no mutation at all and must pass: otherwise every mutant would be
+	// "caught" by a broken harness.
+	control := mutant{name: "control (unmutated)", alert: "LeaseNoLeader", field: "expr", old: "(", new: "("}
+	for _, m := range append([]mutant{control}, mutants...) {
+		t.Run(m.alert+"/"+m.name, func(t *testing.T) {
+			t.Parallel()
+			mutated := mutate(t, src, m)
+			// Rebuild the suites' world in a temp dir: the mutated source where the suites
+			// expect it, and every generated rule file under tests/ regenerated from it.
+			dir := t.TempDir()
+			write(t, filepath.Join(dir, source), mutated)
+			for _, c := range gens {
+				rel, ok := strings.CutPrefix(c.Out, "tests/")
+				if !ok {
+					continue
+				}
+				out, err := Generate(mutated, c.Options)
+				if err != nil {
+					t.Fatal(err)
+				}
+				write(t, filepath.Join(dir, "tests", rel), out)
+			}
+			var args []string
+			for _, s := range suites {
+				b, err := os.ReadFile(s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				write(t, filepath.Join(dir, s), b)
+				args = append(args, filepath.Join(dir, s))
+			}
+			if out, err := runPromtool(t, "check", "rules", filepath.Join(dir, source)); err != nil {
+				t.Fatalf("mutant is not a valid rule file, fix the mutant: %v\n%s", err, out)
+			}
+			out, err := runPromtool(t, append([]string{"test", "rules"}, args...)...)
+			switch {
+			case m == control && err != nil:
+				t.Fatalf("the unmutated rules fail in the mutation harness: %v\n%s", err, out)
+			case m != control && err == nil:
+				t.Errorf("promtool test rules passes with this mistake in %s; add a case that catches it.\n%s", m.alert, out)
+			case m != control && !strings.Contains(out, "FAILED"):
+				t.Errorf("promtool failed without a failing test case: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// mutate applies m to its alert only, and insists the text it replaces is there, so a
+// mutant cannot silently stop mutating when the rule is edited.
+func mutate(t *testing.T, src []byte, m mutant) []byte {
+	t.Helper()
+	var rf RuleFile
+	if err := yaml.Unmarshal(src, &rf); err != nil {
+		t.Fatal(err)
+	}
+	r := findAlert(&rf, m.alert)
+	if r == nil {
+		t.Fatalf("no alert %s", m.alert)
+	}
+	var field *string
+	switch m.field {
+	case "expr":
+		field = &r.Expr
+	case "for":
+		field = &r.For
+	case "description":
+		d := r.Annotations["description"]
+		field = &d
+	}
+	if field == nil || !strings.Contains(*field, m.old) {
+		t.Fatalf("%s %s does not contain %q; update the mutant", m.alert, m.field, m.old)
+	}
+	*field = strings.ReplaceAll(*field, m.old, m.new)
+	if m.field == "description" {
+		r.Annotations["description"] = *field
+	}
+	b, err := yaml.Marshal(rf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func write(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
