@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,14 +23,21 @@ var scrapeTime = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 // syncedView runs the real informer over a fake clientset holding leases and waits for sync.
 func syncedView(t *testing.T, leases ...*coordinationv1.Lease) *informer.Leases {
 	t.Helper()
+	v, _ := syncedViewWithClient(t, leases...)
+	return v
+}
+
+func syncedViewWithClient(t *testing.T, leases ...*coordinationv1.Lease) (*informer.Leases, *fake.Clientset) {
+	t.Helper()
 	client := fake.NewClientset()
 	for _, l := range leases {
 		if _, err := client.CoordinationV1().Leases(l.Namespace).Create(context.Background(), l, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	reg := prometheus.NewRegistry()
 	v, err := informer.New(client, informer.Options{TotalShards: 1, Now: func() time.Time { return scrapeTime }},
-		slog.New(slog.NewTextHandler(io.Discard, nil)), prometheus.NewRegistry())
+		slog.New(slog.NewTextHandler(io.Discard, nil)), reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +47,30 @@ func syncedView(t *testing.T, leases ...*coordinationv1.Lease) *informer.Leases 
 	if err := v.WaitForCacheSync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return v
+	// The fake clientset does not replay events from a resource version: wait until the
+	// informer's watch is open so that later updates reach it.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if watchUp(mfs) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("informer watch never opened")
+		}
+	}
+	return v, client
+}
+
+func watchUp(mfs []*dto.MetricFamily) bool {
+	for _, mf := range mfs {
+		if mf.GetName() == "lease_exporter_watch_up" {
+			return mf.GetMetric()[0].GetGauge().GetValue() == 1
+		}
+	}
+	return false
 }
 
 // lease builds a Lease; opts fill in the spec.

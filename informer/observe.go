@@ -49,7 +49,7 @@ func (o *observer) observe(l *Lease) *Lease {
 			prev, _ = obj.(*Lease)
 		}
 	}
-	if prev != nil && prev.UID == l.UID && prev.ResourceVersion == l.ResourceVersion {
+	if prev != nil && prev.UID == l.UID && l.ResourceVersion != "" && prev.ResourceVersion == l.ResourceVersion {
 		// A relist returned an unchanged object: keep the cached record (and its memory).
 		return prev
 	}

@@ -20,9 +20,6 @@ import (
 	"github.com/lease-exporter/lease-exporter/informer"
 )
 
-// reachTimeout bounds the start-up check that the API server answers at all.
-const reachTimeout = 15 * time.Second
-
 func main() {
 	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -62,7 +59,7 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 	if err != nil {
 		return kubeConfigError{fmt.Errorf("build client from %s: %w", source, err)}
 	}
-	if err := informer.CheckReachable(ctx, client, cfg.Host, reachTimeout); err != nil {
+	if err := informer.CheckReachable(ctx, client, cfg.Host, opts.reachTimeout); err != nil {
 		return unreachableError{fmt.Errorf("%w (configured by %s)", err, source)}
 	}
 	logger.Info("connected to API server", "host", cfg.Host, "config", source, "watching", opts.informer.Describe())

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/prometheus/exporter-toolkit/web"
 
@@ -30,6 +31,8 @@ type options struct {
 	namespaces     string
 	namespacesExcl string
 	showVersion    bool
+	// reachTimeout bounds the start-up check that the API server answers at all.
+	reachTimeout time.Duration
 }
 
 func (o *options) AddFlags(fs *flag.FlagSet) {
@@ -47,6 +50,7 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.informer.LeaseSelector, "lease-selector", "", "Label selector: only Leases matching it are exported (e.g. 'app!=test').")
 	fs.IntVar(&o.informer.Shard, "shard", 0, "This replica's shard number, from 0 to --total-shards - 1.")
 	fs.IntVar(&o.informer.TotalShards, "total-shards", 1, "Number of shards Leases are split across (stable hash of namespace/name).")
+	fs.DurationVar(&o.reachTimeout, "kube.reach-timeout", o.reachTimeout, "How long to wait at start for the API server to answer before exiting with code 4.")
 	fs.BoolVar(&o.showVersion, "version", false, "Print version information and exit.")
 }
 
@@ -68,6 +72,9 @@ func (o *options) Validate() error {
 	if !strings.HasPrefix(o.telemetryPath, "/") || reservedPaths[o.telemetryPath] {
 		return fmt.Errorf("invalid --web.telemetry-path %q: must start with / and not be one of /, /healthz, /readyz", o.telemetryPath)
 	}
+	if o.reachTimeout <= 0 {
+		return fmt.Errorf("invalid --kube.reach-timeout %s: must be positive", o.reachTimeout)
+	}
 	if o.maxRequests < 0 {
 		return fmt.Errorf("invalid --web.max-requests %d: must be 0 (no limit) or more", o.maxRequests)
 	}
@@ -83,7 +90,7 @@ var reservedPaths = map[string]bool{"/": true, "/healthz": true, "/readyz": true
 
 // parseOptions parses args; a usage error is reported as errUsage after printing usage.
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
-	o := &options{}
+	o := &options{reachTimeout: 15 * time.Second}
 	fs := flag.NewFlagSet("lease-exporter", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o.AddFlags(fs)

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBadInput runs the command as a user would and checks the exit code and message.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	malformed := filepath.Join(dir, "malformed")
+	if err := os.WriteFile(malformed, []byte("this: [is not a kubeconfig"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	valid := filepath.Join(dir, "valid")
+	if err := os.WriteFile(valid, []byte(`apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+users: [{name: u, user: {token: secret-token-123}}]
+contexts: [{name: ctx, context: {cluster: c, user: u}}]
+current-context: ctx
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	badWeb := filepath.Join(dir, "web.yml")
+	if err := os.WriteFile(badWeb, []byte("basic_auth_users:\n  admin: plaintext\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown flag", []string{"--nope"}, exitUsage, "flag provided but not defined: -nope"},
+		{"stray argument", []string{"extra"}, exitUsage, `unexpected argument "extra"`},
+		{"invalid selector", []string{"--lease-selector", "a in (b"}, exitUsage, "invalid --lease-selector"},
+		{"invalid namespace", []string{"--namespaces", "Bad_NS"}, exitUsage, `invalid namespace "Bad_NS"`},
+		{"bad log level", []string{"--log.level", "loud"}, exitUsage, "invalid --log.level"},
+		{"bad shard", []string{"--shard", "3", "--total-shards", "2"}, exitUsage, "invalid sharding"},
+		{"bad web config", []string{"--web.config.file", badWeb}, exitUsage, "invalid --web.config.file"},
+		{"missing web config", []string{"--web.config.file", filepath.Join(dir, "absent.yml")}, exitUsage, "invalid --web.config.file"},
+		{"missing kubeconfig", []string{"--kubeconfig", filepath.Join(dir, "absent")}, exitKubeConfig, "absent"},
+		{"malformed kubeconfig", []string{"--kubeconfig", malformed}, exitKubeConfig, "load Kubernetes client config from kubeconfig " + malformed},
+		{"unknown context", []string{"--kubeconfig", valid, "--kube-context", "other"}, exitKubeConfig, "(context other): context"},
+		{"unreachable server", []string{"--kubeconfig", valid, "--kube.reach-timeout=1s"}, exitUnreachable, "API server https://127.0.0.1:1 not reachable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := realMain(tc.args, &stdout, &stderr)
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tc.code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("stderr does not contain %q:\n%s", tc.want, stderr.String())
+			}
+			if strings.Contains(stderr.String(), "secret-token-123") {
+				t.Errorf("stderr leaks the bearer token:\n%s", stderr.String())
+			}
+		})
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := realMain([]string{"--version"}, &stdout, &stderr); code != exitOK || !strings.Contains(stdout.String(), "lease-exporter, version") {
+		t.Fatalf("--version: code %d, stdout %q", code, stdout.String())
+	}
+	stdout.Reset()
+	if code := realMain([]string{"--help"}, &stdout, &stderr); code != exitOK || !strings.Contains(stderr.String(), "-web.listen-address") {
+		t.Fatalf("--help: code %d, stderr %q", code, stderr.String())
+	}
+}

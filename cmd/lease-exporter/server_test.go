@@ -1,0 +1,84 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lease-exporter/lease-exporter/collector"
+	"github.com/lease-exporter/lease-exporter/informer"
+)
+
+type fakeView struct{ synced bool }
+
+func (v fakeView) HasSynced() bool                 { return v.synced }
+func (fakeView) Range(func(*informer.Lease))       {}
+func (fakeView) FreshAsOf(now time.Time) time.Time { return now }
+
+func testServer(t *testing.T, synced bool, mutate func(*options)) *httptest.Server {
+	t.Helper()
+	opts, err := parseOptions(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mutate != nil {
+		mutate(opts)
+	}
+	reg := newRegistry()
+	view := fakeView{synced: synced}
+	reg.MustRegister(collector.New(view, nil))
+	srv := httptest.NewServer(newServer(opts, reg, view, slog.New(slog.DiscardHandler)).Handler)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+func TestEndpoints(t *testing.T) {
+	notReady := testServer(t, false, nil)
+	if code, _ := get(t, notReady.URL+"/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz before sync = %d, want 503", code)
+	}
+	if code, _ := get(t, notReady.URL+"/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz = %d, want 200", code)
+	}
+	ready := testServer(t, true, nil)
+	if code, _ := get(t, ready.URL+"/readyz"); code != http.StatusOK {
+		t.Errorf("/readyz after sync = %d, want 200", code)
+	}
+	code, body := get(t, ready.URL+"/metrics")
+	for _, want := range []string{"lease_exporter_build_info{", "lease_exporter_cache_synced 1", "go_goroutines ", "process_cpu_seconds_total "} {
+		if code != http.StatusOK || !strings.Contains(body, want) {
+			t.Errorf("/metrics (%d) lacks %q", code, want)
+		}
+	}
+	if code, body := get(t, ready.URL+"/"); code != http.StatusOK || !strings.Contains(body, `href="/metrics"`) {
+		t.Errorf("landing page (%d) lacks a metrics link:\n%s", code, body)
+	}
+	if code, _ := get(t, ready.URL+"/debug/pprof/"); code == http.StatusOK {
+		t.Error("pprof served although --web.enable-pprof is off")
+	}
+}
+
+func TestTelemetryPathAndPprof(t *testing.T) {
+	srv := testServer(t, true, func(o *options) { o.telemetryPath = "/custom"; o.enablePprof = true })
+	if code, body := get(t, srv.URL+"/custom"); code != http.StatusOK || !strings.Contains(body, "lease_exporter_cache_synced") {
+		t.Errorf("/custom = %d", code)
+	}
+	if code, _ := get(t, srv.URL+"/debug/pprof/"); code != http.StatusOK {
+		t.Errorf("pprof = %d with --web.enable-pprof", code)
+	}
+}

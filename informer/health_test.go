@@ -1,0 +1,94 @@
+package informer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func TestFailuresLoggedOncePerRun(t *testing.T) {
+	var logs bytes.Buffer
+	now := t0
+	h := newHealth(slog.New(slog.NewTextHandler(&logs, nil)), newMetrics(prometheus.NewRegistry()), 1, func() time.Time { return now })
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, "", errors.New("no RBAC"))
+	for range 5 {
+		h.failed(forbidden)
+	}
+	if n := strings.Count(logs.String(), "cannot list or watch"); n != 1 {
+		t.Fatalf("failure logged %d times, want once:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "list and watch verbs on leases.coordination.k8s.io") {
+		t.Errorf("forbidden log does not name the missing permission:\n%s", logs.String())
+	}
+	if got := testutil.ToFloat64(h.metrics.watchErrors.WithLabelValues("forbidden")); got != 5 {
+		t.Errorf("forbidden errors counted %v, want 5", got)
+	}
+	h.opened(false)
+	h.opened(false) // a second open without failures in between logs nothing
+	if n := strings.Count(logs.String(), "recovered"); n != 1 {
+		t.Fatalf("recovery logged %d times, want once:\n%s", n, logs.String())
+	}
+}
+
+func TestFreshAsOf(t *testing.T) {
+	now := t0
+	h := newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), 2, func() time.Time { return now })
+	if got := h.FreshAsOf(now); !got.Equal(t0) {
+		t.Fatalf("before any watch: %v", got)
+	}
+	h.opened(false)
+	now = now.Add(10 * time.Second)
+	if got := h.FreshAsOf(now); !got.Equal(t0) {
+		t.Fatal("fresh with only one of two watches open")
+	}
+	h.opened(false)
+	now = now.Add(2 * time.Second)
+	if got := h.FreshAsOf(now); !got.Equal(now) {
+		t.Fatalf("all watches open and settled: got %v want now", got)
+	}
+	lost := now
+	h.closed()
+	now = now.Add(time.Minute)
+	if got := h.FreshAsOf(now); !got.Equal(lost) {
+		t.Fatalf("after losing a watch: got %v want %v", got, lost)
+	}
+	h.opened(true) // a streaming list is current only after its initial events
+	now = now.Add(5 * time.Second)
+	if got := h.FreshAsOf(now); !got.Equal(lost) {
+		t.Fatal("streaming list counted as current before its initial-events bookmark")
+	}
+	h.caughtUp()
+	now = now.Add(2 * time.Second)
+	if got := h.FreshAsOf(now); !got.Equal(now) {
+		t.Fatal("not current after the initial-events bookmark")
+	}
+}
+
+func TestErrorReason(t *testing.T) {
+	gr := schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{apierrors.NewForbidden(gr, "x", errors.New("no")), "forbidden"},
+		{apierrors.NewUnauthorized("no"), "unauthorized"},
+		{apierrors.NewResourceExpired("too old"), "expired"},
+		{apierrors.NewTooManyRequests("slow down", 1), "timeout"},
+		{fmt.Errorf("dial: %w", syscall.ECONNREFUSED), "connection"},
+		{errors.New("boom"), "other"},
+	} {
+		if got := errorReason(tc.err); got != tc.want {
+			t.Errorf("errorReason(%v) = %s, want %s", tc.err, got, tc.want)
+		}
+	}
+}
