@@ -1,0 +1,40 @@
+# lease-exporter: the targets people expect. `make help` lists them.
+SHELL := /bin/bash
+GO ?= go
+BIN := bin/lease-exporter
+# The control-plane bin dir (kube-apiserver, etcd, kubectl...) used by tests and the demo.
+ASSETS = $(shell hack/deps.sh | tail -1)
+
+.PHONY: help build test unit lint bench demo deps generate clean
+
+help: ## List the targets.
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+build: ## Build bin/lease-exporter exactly as the Dockerfile does.
+	hack/build.sh $(BIN)
+
+deps: ## Install test dependencies (Debian packages, control-plane binaries).
+	hack/deps.sh
+
+test: lint ## Run every test: unit, integration against a real control plane, rules, dashboards.
+	KUBEBUILDER_ASSETS="$(ASSETS)" $(GO) test -race -count=1 -timeout 40m ./...
+	hack/dashcheck/check.sh
+
+unit: ## Run only the fast unit tests (no control plane).
+	$(GO) test -race -short ./informer/... ./collector/... ./cmd/... ./alerts/...
+
+lint: ## gofmt, go vet and go mod tidy must be clean.
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) vet ./...
+
+bench: ## Go micro-benchmarks of the render and event paths.
+	$(GO) test -run '^$$' -bench . -benchmem ./collector/ ./informer/
+
+demo: ## Start a local control plane with live elections, the exporter, Prometheus and Alertmanager.
+	KUBEBUILDER_ASSETS="$(ASSETS)" $(GO) run ./hack/demo
+
+generate: ## Regenerate files derived from alerts/ (PrometheusRule).
+	$(GO) generate ./alerts/
+
+clean: ## Remove build output.
+	rm -rf bin

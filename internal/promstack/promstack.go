@@ -1,0 +1,201 @@
+// Package promstack runs Debian's real Prometheus and Alertmanager on loopback with the
+// project's rules, for end-to-end tests and the demo.
+package promstack
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
+)
+
+// Process is a running Prometheus or Alertmanager.
+type Process struct {
+	Name string
+	URL  string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+}
+
+// Logs returns what the process wrote.
+func (p *Process) Logs() string {
+	b, _ := os.ReadFile(p.log)
+	return string(b)
+}
+
+// Stop terminates the process and waits for it.
+func (p *Process) Stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+func start(ctx context.Context, name, bin, dir string, port int, args []string) (*Process, error) {
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return nil, fmt.Errorf("%s not found: install Debian's %s package (hack/deps.sh does)", bin, bin)
+	}
+	logPath := filepath.Join(dir, name+".log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(path, args...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	p := &Process{Name: name, URL: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, log: logPath, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	if err := waitReady(ctx, p, 60*time.Second); err != nil {
+		p.Stop()
+		return nil, fmt.Errorf("%w\n%s log:\n%s", err, name, p.Logs())
+	}
+	return p, nil
+}
+
+func waitReady(ctx context.Context, p *Process, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.done:
+			return fmt.Errorf("%s exited during start", p.Name)
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		if resp, err := http.Get(p.URL + "/-/ready"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return fmt.Errorf("%s not ready within %s", p.Name, timeout)
+}
+
+// AlertmanagerOptions configure StartAlertmanager.
+type AlertmanagerOptions struct {
+	// WebhookURL receives every alert; empty means a receiver that drops them.
+	WebhookURL string
+}
+
+// StartAlertmanager runs Alertmanager in dir with one route to the webhook, grouping by
+// alertname/namespace/lease and sending at once so tests see alerts quickly.
+func StartAlertmanager(ctx context.Context, dir string, o AlertmanagerOptions) (*Process, error) {
+	port, err := exporterproc.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	cluster, err := exporterproc.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	receiver := `{name: default}`
+	if o.WebhookURL != "" {
+		receiver = fmt.Sprintf(`{name: default, webhook_configs: [{url: %q, send_resolved: true}]}`, o.WebhookURL)
+	}
+	cfg := fmt.Sprintf(`route:
+  receiver: default
+  group_by: [alertname, namespace, lease]
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 1h
+receivers: [%s]
+`, receiver)
+	cfgPath := filepath.Join(dir, "alertmanager.yml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		return nil, err
+	}
+	return start(ctx, "alertmanager", "prometheus-alertmanager", dir, port, []string{
+		"--config.file=" + cfgPath,
+		"--storage.path=" + filepath.Join(dir, "am-data"),
+		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port),
+		fmt.Sprintf("--cluster.listen-address=127.0.0.1:%d", cluster),
+	})
+}
+
+// PrometheusOptions configure StartPrometheus.
+type PrometheusOptions struct {
+	Targets          []string // host:port of exporters, scraped as job "lease-exporter"
+	RuleFiles        []string
+	AlertmanagerURL  string // empty: no alerting
+	ScrapeInterval   time.Duration
+	EvaluationPeriod time.Duration
+}
+
+// StartPrometheus runs Prometheus in dir scraping the targets with the rules loaded.
+func StartPrometheus(ctx context.Context, dir string, o PrometheusOptions) (*Process, error) {
+	port, err := exporterproc.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	targets, _ := json.Marshal(o.Targets)
+	rules, _ := json.Marshal(o.RuleFiles)
+	cfg := fmt.Sprintf(`global: {scrape_interval: %s, evaluation_interval: %s}
+rule_files: %s
+scrape_configs:
+  - job_name: lease-exporter
+    honor_labels: true
+    static_configs: [{targets: %s}]
+`, o.ScrapeInterval, o.EvaluationPeriod, rules, targets)
+	if o.AlertmanagerURL != "" {
+		u, err := url.Parse(o.AlertmanagerURL)
+		if err != nil {
+			return nil, err
+		}
+		cfg += fmt.Sprintf("alerting: {alertmanagers: [{static_configs: [{targets: [%q]}]}]}\n", u.Host)
+	}
+	cfgPath := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		return nil, err
+	}
+	return start(ctx, "prometheus", "prometheus", dir, port, []string{
+		"--config.file=" + cfgPath,
+		"--storage.tsdb.path=" + filepath.Join(dir, "prom-data"),
+		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port),
+		"--web.enable-lifecycle",
+	})
+}
+
+// Query runs an instant PromQL query and returns the raw JSON "data.result".
+func Query(promURL, expr string) (json.RawMessage, error) {
+	resp, err := http.Get(promURL + "/api/v1/query?query=" + url.QueryEscape(expr))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var r struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result json.RawMessage `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, fmt.Errorf("query %q: %w: %s", expr, err, body)
+	}
+	if r.Status != "success" {
+		return nil, fmt.Errorf("query %q: %s", expr, r.Error)
+	}
+	return r.Data.Result, nil
+}
