@@ -57,8 +57,8 @@ func (c *LeaseCollector) Collect(ch chan<- prometheus.Metric) {
 
 // collectLease emits one Lease's series; at is the evaluation time in Unix µs.
 func collectLease(ch chan<- prometheus.Metric, l *informer.Lease, at int64) {
-	ns, name, class := l.Namespace, l.Name, l.Class.String()
-	ch <- gauge(descInfo, 1, ns, name, class, l.Holder, l.Strategy, l.PreferredHolder)
+	ns, name, class := l.Namespace(), l.Name(), l.Class.String()
+	ch <- gauge(descInfo, 1, ns, name, class, l.Holder, l.Strategy(), l.PreferredHolder())
 	ch <- gauge(descHeld, boolFloat(l.Held(at)), ns, name, class)
 	if l.HasRenewTime {
 		ch <- gauge(descRenew, micros(l.RenewTime), ns, name, class)

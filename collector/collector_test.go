@@ -128,7 +128,7 @@ func TestOmittedSeries(t *testing.T) {
 }
 
 func TestNotSyncedExportsNoLeaseSeries(t *testing.T) {
-	rec := &informer.Lease{Namespace: "a", Name: "b", Holder: "x"}
+	rec := informer.Project(lease("a", "b", held("x", time.Second, 15)))
 	c := New(staticView{synced: false, asOf: scrapeTime.Add(-30 * time.Second), leases: []*informer.Lease{rec}},
 		func() time.Time { return scrapeTime })
 	want := header + "lease_exporter_cache_synced 0\nlease_exporter_watch_stale_seconds 30\n"
@@ -141,8 +141,7 @@ func TestNotSyncedExportsNoLeaseSeries(t *testing.T) {
 // held and renew age are evaluated at the moment the view was last current.
 func TestStaleViewFreezesHeld(t *testing.T) {
 	lost := scrapeTime.Add(-time.Minute)
-	rec := &informer.Lease{Namespace: "a", Name: "b", Holder: "x", RenewTime: lost.Add(-2 * time.Second).UnixMicro(),
-		HasRenewTime: true, DurationSeconds: 15, HasDuration: true}
+	rec := informer.Project(lease("a", "b", held("x", time.Minute+2*time.Second, 15)))
 	c := New(staticView{synced: true, asOf: lost, leases: []*informer.Lease{rec}}, func() time.Time { return scrapeTime })
 	got := exposition(t, c)
 	for _, line := range []string{

@@ -1,6 +1,8 @@
 package informer
 
 import (
+	"strconv"
+
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -53,33 +55,72 @@ func classify(l *coordinationv1.Lease) Class {
 // only what the collector reads, plus what the exporter itself observed on the watch.
 // Records are shared with concurrent scrapes and must never be modified once cached.
 type Lease struct {
-	Namespace, Name, UID, ResourceVersion string
-	Class                                 Class
-
+	// key is the store key "namespace/name"; Namespace and Name slice it.
+	key string
 	// Holder is spec.holderIdentity, "" when nil or released.
-	Holder, Strategy, PreferredHolder string
+	Holder string
+	// rare holds fields that nearly every Lease lacks; nil then.
+	rare *rareFields
+	// UID identifies the incarnation: a deleted and recreated Lease has a new one.
+	UID uid
+	// rv is metadata.resourceVersion; the API server's are decimal etcd revisions.
+	rv uint64
 
 	// RenewTime and AcquireTime are Unix microseconds, valid only when HasRenewTime/HasAcquireTime.
 	RenewTime, AcquireTime int64
-	HasRenewTime           bool
-	HasAcquireTime         bool
-	DurationSeconds        int32
-	HasDuration            bool
-	Transitions            int32
-	HasTransitions         bool
 	// Created is metadata.creationTimestamp in Unix seconds.
 	Created int64
-
 	// FirstSeen is when this exporter first saw this incarnation (UID) of the Lease, Unix µs.
 	FirstSeen int64
 	// ObservedRenewTime is the exporter's clock when RenewTime last changed, Unix µs; 0 if never set.
 	ObservedRenewTime int64
+
+	DurationSeconds int32
+	Transitions     int32
 	// ObservedHolderChanges counts changes of Holder seen on the watch since FirstSeen.
-	ObservedHolderChanges uint64
+	ObservedHolderChanges uint32
+
+	nameAt                                                    uint16
+	HasRenewTime, HasAcquireTime, HasDuration, HasTransitions bool
+	Class                                                     Class
 }
 
-// key is the informer store key (MetaNamespaceKeyFunc) of the Lease.
-func (l *Lease) key() string { return l.Namespace + "/" + l.Name }
+// rareFields are the coordinated leader election fields, and a resource version that is not
+// a decimal number (never from a real API server, but the API calls them opaque).
+type rareFields struct{ strategy, preferredHolder, resourceVersion string }
+
+// Namespace is metadata.namespace.
+func (l *Lease) Namespace() string { return l.key[:l.nameAt-1] }
+
+// Name is metadata.name.
+func (l *Lease) Name() string { return l.key[l.nameAt:] }
+
+// ResourceVersion is metadata.resourceVersion.
+func (l *Lease) ResourceVersion() string {
+	if l.rare != nil && l.rare.resourceVersion != "" {
+		return l.rare.resourceVersion
+	}
+	if l.rv == 0 {
+		return ""
+	}
+	return strconv.FormatUint(l.rv, 10)
+}
+
+// Strategy is spec.strategy (coordinated leader election), "" when unset.
+func (l *Lease) Strategy() string {
+	if l.rare == nil {
+		return ""
+	}
+	return l.rare.strategy
+}
+
+// PreferredHolder is spec.preferredHolder (coordinated leader election), "" when unset.
+func (l *Lease) PreferredHolder() string {
+	if l.rare == nil {
+		return ""
+	}
+	return l.rare.preferredHolder
+}
 
 // Expired reports whether the Lease is expired at time at (Unix µs), judged the way the
 // API server's lease garbage collector judges it.
@@ -93,21 +134,36 @@ func (l *Lease) Expired(at int64) bool {
 // Held reports whether the Lease has a holder and is not expired at time at (Unix µs).
 func (l *Lease) Held(at int64) bool { return l.Holder != "" && !l.Expired(at) }
 
-// project copies what the exporter reads out of a full Lease; everything else
+// Project copies what the exporter reads out of a full Lease; everything else
 // (managedFields, labels, annotations, owner references) is left for the garbage collector.
-func project(in *coordinationv1.Lease) *Lease {
+// It is the informer's transform minus the observed state, exported for tests that build
+// views by hand. Memory per Lease is the budget that matters at 100k Leases, so the record is
+// packed: namespace and name slice one key string, a holder equal to the name (kubelets)
+// reuses it, the UID and resource version are numbers, and rare fields sit behind a pointer.
+func Project(in *coordinationv1.Lease) *Lease {
+	key := in.Namespace + "/" + in.Name
 	out := &Lease{
-		Namespace:       in.Namespace,
-		Name:            in.Name,
-		UID:             string(in.UID),
-		ResourceVersion: in.ResourceVersion,
-		Class:           classify(in),
-		Created:         in.CreationTimestamp.Unix(),
+		key:     key,
+		nameAt:  uint16(min(len(in.Namespace)+1, len(key))),
+		UID:     parseUID(in.UID),
+		Class:   classify(in),
+		Created: in.CreationTimestamp.Unix(),
+	}
+	var rare rareFields
+	if rv, err := strconv.ParseUint(in.ResourceVersion, 10, 64); err == nil {
+		out.rv = rv
+	} else {
+		rare.resourceVersion = in.ResourceVersion
 	}
 	s := &in.Spec
 	out.Holder = deref(s.HolderIdentity)
-	out.Strategy = string(deref(s.Strategy))
-	out.PreferredHolder = deref(s.PreferredHolder)
+	if out.Holder == out.Name() {
+		out.Holder = out.Name()
+	}
+	rare.strategy, rare.preferredHolder = string(deref(s.Strategy)), deref(s.PreferredHolder)
+	if rare != (rareFields{}) {
+		out.rare = &rare
+	}
 	if s.RenewTime != nil {
 		out.RenewTime, out.HasRenewTime = s.RenewTime.UnixMicro(), true
 	}
@@ -132,8 +188,10 @@ func deref[T ~string](p *T) T {
 
 // GetObjectMeta lets client-go's key functions and resource-version checks read the record
 // (meta.Accessor accepts an ObjectMetaAccessor), so the cache can hold it instead of a Lease.
+// It reports the whole key "namespace/name" as the name and no namespace: MetaNamespaceKeyFunc
+// then returns the record's own key string instead of allocating a copy for the store.
 func (l *Lease) GetObjectMeta() metav1.Object {
-	return &metav1.ObjectMeta{Namespace: l.Namespace, Name: l.Name, UID: types.UID(l.UID), ResourceVersion: l.ResourceVersion}
+	return &metav1.ObjectMeta{Name: l.key, UID: types.UID(l.UID.String()), ResourceVersion: l.ResourceVersion()}
 }
 
 // GetObjectKind is part of runtime.Object; the record carries no type information.

@@ -33,14 +33,14 @@ func newObserver(now func() time.Time) *observer {
 // passes already transformed records through it again.
 func (o *observer) transform(obj any) (any, error) {
 	if l, ok := obj.(*coordinationv1.Lease); ok {
-		return o.observe(project(l)), nil
+		return o.observe(Project(l)), nil
 	}
 	// Already a record, or a tombstone whose object was transformed when it was added.
 	return obj, nil
 }
 
 func (o *observer) observe(l *Lease) *Lease {
-	key := l.key()
+	key := l.key
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	prev := o.pending[key]
@@ -49,7 +49,7 @@ func (o *observer) observe(l *Lease) *Lease {
 			prev, _ = obj.(*Lease)
 		}
 	}
-	if prev != nil && prev.UID == l.UID && l.ResourceVersion != "" && prev.ResourceVersion == l.ResourceVersion {
+	if prev != nil && prev.UID == l.UID && l.ResourceVersion() != "" && prev.ResourceVersion() == l.ResourceVersion() {
 		// A relist returned an unchanged object: keep the cached record (and its memory).
 		return prev
 	}
@@ -87,8 +87,8 @@ func (o *observer) settled(obj any) {
 		return
 	}
 	o.mu.Lock()
-	if o.pending[l.key()] == l {
-		delete(o.pending, l.key())
+	if o.pending[l.key] == l {
+		delete(o.pending, l.key)
 	}
 	o.mu.Unlock()
 }

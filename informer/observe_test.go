@@ -103,13 +103,13 @@ func TestObserveRecreationAndRelist(t *testing.T) {
 
 func TestProjectDropsUnusedMetadata(t *testing.T) {
 	raw := rawLease("u1", "1", "a", t0)
-	l := project(raw)
-	if l.Namespace != "ns" || l.Name != "l" || l.Holder != "a" || !l.HasRenewTime || l.RenewTime != t0.UnixMicro() ||
+	l := Project(raw)
+	if l.Namespace() != "ns" || l.Name() != "l" || l.Holder != "a" || !l.HasRenewTime || l.RenewTime != t0.UnixMicro() ||
 		!l.HasDuration || l.DurationSeconds != 15 || l.HasTransitions || l.HasAcquireTime {
 		t.Fatalf("bad projection: %+v", l)
 	}
 	meta := l.GetObjectMeta()
-	if meta.GetResourceVersion() != "1" || meta.GetUID() != "u1" || len(meta.GetManagedFields()) != 0 || len(meta.GetLabels()) != 0 {
+	if meta.GetResourceVersion() != "1" || meta.GetUID() != types.UID(parseUID("u1").String()) || meta.GetName() != "ns/l" || len(meta.GetManagedFields()) != 0 || len(meta.GetLabels()) != 0 {
 		t.Fatalf("metadata kept more than the key and versions: %+v", meta)
 	}
 	if key, _ := cache.MetaNamespaceKeyFunc(l); key != "ns/l" {
@@ -118,7 +118,7 @@ func TestProjectDropsUnusedMetadata(t *testing.T) {
 }
 
 func TestExpiry(t *testing.T) {
-	l := project(rawLease("u", "1", "a", t0))
+	l := Project(rawLease("u", "1", "a", t0))
 	for _, tc := range []struct {
 		at   time.Time
 		held bool
@@ -132,5 +132,29 @@ func TestExpiry(t *testing.T) {
 	l.Holder = ""
 	if l.Held(t0.UnixMicro()) {
 		t.Error("a Lease without holder is held")
+	}
+}
+
+func TestUIDRoundTrip(t *testing.T) {
+	const id = "0b5e8a52-4c0e-4f7e-9a55-000000000042"
+	if got := parseUID(id).String(); got != id {
+		t.Fatalf("parseUID(%s).String() = %s", id, got)
+	}
+	if parseUID("a") == parseUID("b") {
+		t.Fatal("distinct non-UUID UIDs collide")
+	}
+}
+
+func TestProjectPacksRareFields(t *testing.T) {
+	raw := rawLease("u1", "123", "l", t0) // holder equals the name, as for kubelets
+	if l := Project(raw); l.ResourceVersion() != "123" || l.Strategy() != "" || l.rare != nil || l.Holder != "l" {
+		t.Fatalf("common Lease: rv=%q rare=%v holder=%q", l.ResourceVersion(), l.rare, l.Holder)
+	}
+	raw.ResourceVersion = "opaque-rv"
+	s, p := coordinationv1.OldestEmulationVersion, "b"
+	raw.Spec.Strategy, raw.Spec.PreferredHolder = &s, &p
+	l := Project(raw)
+	if l.ResourceVersion() != "opaque-rv" || l.Strategy() != "OldestEmulationVersion" || l.PreferredHolder() != "b" {
+		t.Fatalf("rare fields lost: rv=%q strategy=%q preferred=%q", l.ResourceVersion(), l.Strategy(), l.PreferredHolder())
 	}
 }
