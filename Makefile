@@ -33,8 +33,9 @@ bench: ## Go micro-benchmarks of the render and event paths.
 demo: ## Start a local control plane with live elections, the exporter, Prometheus and Alertmanager.
 	KUBEBUILDER_ASSETS="$(ASSETS)" $(GO) run ./hack/demo
 
-generate: ## Regenerate files derived from alerts/ (PrometheusRule).
+generate: ## Regenerate what derives from alerts/ and dashboards/ (PrometheusRule, deploy copies).
 	$(GO) generate ./alerts/
+	deploy/sync.sh
 
 clean: ## Remove build output.
 	rm -rf bin

@@ -103,8 +103,9 @@ lease_exporter_leases{class="node-heartbeat"} 1`,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := New(syncedView(t, tc.leases...), func() time.Time { return scrapeTime })
-			got := exposition(t, c)
+			v := syncedView(t, tc.leases...)
+			c := New(v, func() time.Time { return scrapeTime })
+			got := exposition(t, c, NewStatus(v, func() time.Time { return scrapeTime }))
 			for _, line := range strings.Split(strings.TrimSpace(tc.want), "\n") {
 				if !strings.Contains(got, line+"\n") {
 					t.Errorf("missing line\n  %s\nin exposition:\n%s", line, got)
@@ -117,8 +118,7 @@ lease_exporter_leases{class="node-heartbeat"} 1`,
 
 // TestOmittedSeries checks that series whose source field is missing are not exported as 0.
 func TestOmittedSeries(t *testing.T) {
-	c := New(syncedView(t, lease("team-a", "empty")), func() time.Time { return scrapeTime })
-	got := exposition(t, c)
+	got := exposition(t, New(syncedView(t, lease("team-a", "empty")), func() time.Time { return scrapeTime }))
 	for _, name := range []string{"lease_renew_timestamp_seconds{", "lease_acquire_timestamp_seconds{", "lease_duration_seconds{",
 		"lease_expiry_timestamp_seconds{", "lease_renew_age_seconds{", "lease_transitions_total{", "lease_observed_renew_timestamp_seconds{"} {
 		if strings.Contains(got, name) {
@@ -129,11 +129,14 @@ func TestOmittedSeries(t *testing.T) {
 
 func TestNotSyncedExportsNoLeaseSeries(t *testing.T) {
 	rec := informer.Project(lease("a", "b", held("x", time.Second, 15)))
-	c := New(staticView{synced: false, asOf: scrapeTime.Add(-30 * time.Second), leases: []*informer.Lease{rec}},
-		func() time.Time { return scrapeTime })
+	view := staticView{synced: false, asOf: scrapeTime.Add(-30 * time.Second), leases: []*informer.Lease{rec}}
+	clock := func() time.Time { return scrapeTime }
 	want := header + "lease_exporter_cache_synced 0\nlease_exporter_watch_stale_seconds 30\n"
-	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
+	if err := testutil.CollectAndCompare(NewStatus(view, clock), strings.NewReader(want)); err != nil {
 		t.Fatal(err)
+	}
+	if n := testutil.CollectAndCount(New(view, clock)); n != 0 {
+		t.Fatalf("%d lease series exported before sync", n)
 	}
 }
 
@@ -142,8 +145,8 @@ func TestNotSyncedExportsNoLeaseSeries(t *testing.T) {
 func TestStaleViewFreezesHeld(t *testing.T) {
 	lost := scrapeTime.Add(-time.Minute)
 	rec := informer.Project(lease("a", "b", held("x", time.Minute+2*time.Second, 15)))
-	c := New(staticView{synced: true, asOf: lost, leases: []*informer.Lease{rec}}, func() time.Time { return scrapeTime })
-	got := exposition(t, c)
+	view := staticView{synced: true, asOf: lost, leases: []*informer.Lease{rec}}
+	got := exposition(t, New(view, func() time.Time { return scrapeTime }), NewStatus(view, func() time.Time { return scrapeTime }))
 	for _, line := range []string{
 		`lease_held{class="leader-election",lease="b",namespace="a"} 1`,
 		`lease_renew_age_seconds{class="leader-election",lease="b",namespace="a"} 2`,
@@ -157,13 +160,15 @@ func TestStaleViewFreezesHeld(t *testing.T) {
 
 // TestGolden compares a mixed cluster with testdata/golden.prom, which promtool also checks.
 func TestGolden(t *testing.T) {
-	c := New(syncedView(t,
+	v := syncedView(t,
 		lease("team-a", "ctrl", held("pod-1_abc", 2*time.Second, 15), transitions(3)),
 		lease("team-b", "released", held("", 30*time.Second, 15), transitions(7)),
 		lease("kube-node-lease", "node-1", held("node-1", 5*time.Second, 40)),
 		lease("team-c", "empty"),
-	), func() time.Time { return scrapeTime })
-	got := exposition(t, c)
+	)
+	clock := func() time.Time { return scrapeTime }
+	c, status := New(v, clock), NewStatus(v, clock)
+	got := exposition(t, c, status)
 	const golden = "testdata/golden.prom"
 	if *update {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
@@ -174,7 +179,9 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v (run go test ./collector -run TestGolden -update to create it)", err)
 	}
-	if err := testutil.CollectAndCompare(c, strings.NewReader(string(want))); err != nil {
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c, status)
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(string(want))); err != nil {
 		t.Fatal(err)
 	}
 	promtool, err := exec.LookPath("promtool")
@@ -188,10 +195,10 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-func exposition(t *testing.T, c prometheus.Collector) string {
+func exposition(t *testing.T, cs ...prometheus.Collector) string {
 	t.Helper()
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c)
+	reg.MustRegister(cs...)
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ func TestDocsMatchExporter(t *testing.T) {
 
 	// The names the exporter can emit: the collector's descriptors plus the informer's
 	// self-metrics, registered exactly as the command registers them.
-	emitted := descNames(New(nil, nil))
+	emitted := append(descNames(New(nil, nil)), descNames(NewStatus(nil, nil))...)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(versioncollector.NewCollector("lease_exporter"))
 	if _, err := informer.New(nil, informer.Options{TotalShards: 1}, nil, reg); err != nil {

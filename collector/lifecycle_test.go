@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -14,7 +15,7 @@ import (
 func TestWatchLifecycle(t *testing.T) {
 	ctx := context.Background()
 	v, client := syncedViewWithClient(t, lease("team-a", "ctrl", held("a", time.Second, 15)))
-	c := New(v, func() time.Time { return scrapeTime })
+	c := []prometheus.Collector{New(v, func() time.Time { return scrapeTime }), NewStatus(v, func() time.Time { return scrapeTime })}
 	leases := client.CoordinationV1().Leases("team-a")
 	for _, holder := range []string{"b", "", "c"} {
 		l, err := leases.Get(ctx, "ctrl", metav1.GetOptions{})
@@ -38,11 +39,11 @@ func TestWatchLifecycle(t *testing.T) {
 }
 
 // waitFor polls the exposition until it contains line (present) or no longer does.
-func waitFor(t *testing.T, c *LeaseCollector, line string, present bool) {
+func waitFor(t *testing.T, c []prometheus.Collector, line string, present bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		got := exposition(t, c)
+		got := exposition(t, c...)
 		if strings.Contains(got, line) == present {
 			return
 		}

@@ -22,6 +22,9 @@ if ((${#need[@]})); then
 	done
 fi
 
+# helm, pinned in hack/tools/go.mod, for the deploy tests.
+"$root/hack/tools/build.sh" >&2
+
 # kube-apiserver, kube-scheduler, kube-controller-manager and kubectl, built from the Go
 # module proxy into a cache outside the work tree (minutes cold, a no-op warm).
 "$root/hack/controlplane/build.sh" | tail -1

@@ -11,10 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
-// settleTime is how long a re-opened watch must be open before the cache counts as current
-// again: a resumed watch replays what was missed as a burst right after it opens.
-const settleTime = time.Second
-
 // health tracks whether the exporter's view of the API server is current. The collector
 // evaluates scrape-time series (held, renew age) at FreshAsOf, so a broken watch freezes them
 // at the last moment the view was known to be true instead of letting every Lease "expire".
@@ -31,6 +27,8 @@ type health struct {
 	failing      bool
 	failingSince time.Time
 	failures     int
+	// logged holds the reasons already logged in the current run of failures.
+	logged map[string]bool
 }
 
 func newHealth(logger *slog.Logger, m *metrics, want int, now func() time.Time) *health {
@@ -43,11 +41,24 @@ func (h *health) opened(streamingList bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.open++
+	// A plain watch resumes from the cache's resource version: the API server replays what
+	// was missed at once, so the view is current from now on. (A settle delay here made
+	// every reconnect evaluate fresh renewals at an older moment: negative renew ages.)
 	if h.open == h.want && !streamingList {
-		h.freshFrom = h.now().Add(settleTime)
+		h.freshFrom = h.now()
 	}
 	h.recovered()
 	h.metrics.watchUp.Set(boolFloat(h.open == h.want))
+}
+
+// listed records a successful list: the cache is about to hold state as of now, even before
+// a watch opens (and while a relist follows an outage).
+func (h *health) listed() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.open < h.want {
+		h.lostAt = h.now()
+	}
 }
 
 // caughtUp records the end of a streaming list's initial events.
@@ -55,7 +66,7 @@ func (h *health) caughtUp() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.open == h.want {
-		h.freshFrom = h.now().Add(settleTime)
+		h.freshFrom = h.now()
 	}
 }
 
@@ -84,16 +95,22 @@ func (h *health) FreshAsOf(now time.Time) time.Time {
 
 // failed counts a list or watch failure and logs only the first of a run of failures; the
 // reflector retries with backoff and would otherwise log every few seconds for an hour.
+// The one exception: a run that turns into forbidden or unauthorized (RBAC revoked while the
+// API server restarted: first "connection", then "forbidden") logs that reason once too,
+// because it needs an operator and "connection" would hide it.
 func (h *health) failed(err error) {
 	reason := errorReason(err)
 	h.metrics.watchErrors.WithLabelValues(reason).Inc()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.failures++
-	if h.failing {
+	if h.failing && (h.logged[reason] || reason != "forbidden" && reason != "unauthorized") {
 		return
 	}
-	h.failing, h.failingSince = true, h.now()
+	if !h.failing {
+		h.failing, h.failingSince, h.logged = true, h.now(), map[string]bool{}
+	}
+	h.logged[reason] = true
 	args := []any{"reason", reason, "err", err}
 	if reason == "forbidden" {
 		args = append(args, "hint", "the exporter's identity needs the list and watch verbs on leases.coordination.k8s.io; "+

@@ -2,6 +2,8 @@ package informer
 
 import (
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,8 +22,11 @@ const (
 	ClassAPIServerIdentity
 )
 
+// NumClasses is the number of classes.
+const NumClasses = 3
+
 // Classes lists every Class, so the collector can report zero counts too.
-var Classes = []Class{ClassLeaderElection, ClassNodeHeartbeat, ClassAPIServerIdentity}
+var Classes = [NumClasses]Class{ClassLeaderElection, ClassNodeHeartbeat, ClassAPIServerIdentity}
 
 // String returns the value of the class label.
 func (c Class) String() string {
@@ -141,10 +146,11 @@ func (l *Lease) Held(at int64) bool { return l.Holder != "" && !l.Expired(at) }
 // packed: namespace and name slice one key string, a holder equal to the name (kubelets)
 // reuses it, the UID and resource version are numbers, and rare fields sit behind a pointer.
 func Project(in *coordinationv1.Lease) *Lease {
-	key := in.Namespace + "/" + in.Name
+	ns, name := validUTF8(in.Namespace), validUTF8(in.Name)
+	key := ns + "/" + name
 	out := &Lease{
 		key:     key,
-		nameAt:  uint16(min(len(in.Namespace)+1, len(key))),
+		nameAt:  uint16(len(ns) + 1),
 		UID:     parseUID(in.UID),
 		Class:   classify(in),
 		Created: in.CreationTimestamp.Unix(),
@@ -156,11 +162,11 @@ func Project(in *coordinationv1.Lease) *Lease {
 		rare.resourceVersion = in.ResourceVersion
 	}
 	s := &in.Spec
-	out.Holder = deref(s.HolderIdentity)
+	out.Holder = validUTF8(deref(s.HolderIdentity))
 	if out.Holder == out.Name() {
 		out.Holder = out.Name()
 	}
-	rare.strategy, rare.preferredHolder = string(deref(s.Strategy)), deref(s.PreferredHolder)
+	rare.strategy, rare.preferredHolder = validUTF8(string(deref(s.Strategy))), validUTF8(deref(s.PreferredHolder))
 	if rare != (rareFields{}) {
 		out.rare = &rare
 	}
@@ -177,6 +183,15 @@ func Project(in *coordinationv1.Lease) *Lease {
 		out.Transitions, out.HasTransitions = *s.LeaseTransitions, true
 	}
 	return out
+}
+
+// validUTF8 replaces invalid UTF-8, which Prometheus label values cannot carry. The API
+// server validates names, but holder identities are free text that any client writes.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 func deref[T ~string](p *T) T {

@@ -43,6 +43,7 @@ func (t *trackedListWatch) list(ctx context.Context, opts metav1.ListOptions) (r
 		return nil, err // the reflector hands it to the watch error handler
 	}
 	list.Items = filterItems(list.Items, t.keep)
+	t.health.listed()
 	return list, nil
 }
 

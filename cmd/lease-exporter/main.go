@@ -69,7 +69,7 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	reg.MustRegister(collector.New(leases, nil))
+	reg.MustRegister(collector.NewStatus(leases, nil))
 	leases.Start(ctx)
 	defer leases.Shutdown()
 	go logSynced(ctx, leases, logger)

@@ -13,10 +13,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
 
+	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/informer"
 )
 
@@ -36,14 +36,13 @@ func newRegistry() *prometheus.Registry {
 }
 
 // newServer builds the HTTP server: metrics, probes, landing page and optionally pprof.
+// reg holds the self-metrics; the per-lease series come from view.
 func newServer(opts *options, reg *prometheus.Registry, view informer.View, logger *slog.Logger) *http.Server {
+	leases := prometheus.NewRegistry()
+	leases.MustRegister(collector.New(view, nil))
 	mux := http.NewServeMux()
-	mux.Handle(opts.telemetryPath, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-		ErrorLog:            slog.NewLogLogger(logger.Handler(), slog.LevelError),
-		ErrorHandling:       promhttp.ContinueOnError,
-		Registry:            reg,
-		MaxRequestsInFlight: opts.maxRequests,
-	}))
+	mux.Handle(opts.telemetryPath, newMetricsHandler(reg, prometheus.Gatherers{reg, leases},
+		collector.NewTextWriter(view, nil), opts.maxRequests, logger))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})

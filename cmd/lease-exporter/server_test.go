@@ -30,7 +30,7 @@ func testServer(t *testing.T, synced bool, mutate func(*options)) *httptest.Serv
 	}
 	reg := newRegistry()
 	view := fakeView{synced: synced}
-	reg.MustRegister(collector.New(view, nil))
+	reg.MustRegister(collector.NewStatus(view, nil))
 	srv := httptest.NewServer(newServer(opts, reg, view, slog.New(slog.DiscardHandler)).Handler)
 	t.Cleanup(srv.Close)
 	return srv

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"compress/gzip"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/lease-exporter/lease-exporter/collector"
+)
+
+// metricsHandler serves the text format (what Prometheus asks for unless native histograms
+// are on) through the fast per-lease writer, and every other format (protobuf, OpenMetrics)
+// through client_golang with the same series. Both share one limit on concurrent scrapes.
+type metricsHandler struct {
+	self     prometheus.Gatherer // everything except the per-lease series
+	text     *collector.TextWriter
+	slow     http.Handler
+	inFlight chan struct{} // nil: no limit
+	logger   *slog.Logger
+}
+
+func newMetricsHandler(self, full prometheus.Gatherer, text *collector.TextWriter, maxRequests int, logger *slog.Logger) *metricsHandler {
+	h := &metricsHandler{self: self, text: text, logger: logger}
+	h.slow = promhttp.HandlerFor(full, promhttp.HandlerOpts{
+		ErrorLog:      slog.NewLogLogger(logger.Handler(), slog.LevelError),
+		ErrorHandling: promhttp.ContinueOnError,
+	})
+	if maxRequests > 0 {
+		h.inFlight = make(chan struct{}, maxRequests)
+	}
+	return h
+}
+
+func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.inFlight != nil {
+		select {
+		case h.inFlight <- struct{}{}:
+			defer func() { <-h.inFlight }()
+		default:
+			http.Error(w, fmt.Sprintf("too many concurrent scrapes (limit %d, set by --web.max-requests); try again later", cap(h.inFlight)),
+				http.StatusServiceUnavailable)
+			return
+		}
+	}
+	format := expfmt.Negotiate(r.Header)
+	if format.FormatType() != expfmt.TypeTextPlain {
+		h.slow.ServeHTTP(w, r)
+		return
+	}
+	mfs, err := h.self.Gather()
+	if err != nil {
+		// As promhttp.ContinueOnError: serve what was gathered, log what was not.
+		h.logger.Error("gathering self-metrics", "err", err)
+	}
+	w.Header().Set("Content-Type", string(format))
+	out := http.ResponseWriter(w)
+	var gz *gzip.Writer
+	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		w.Header().Set("Content-Encoding", "gzip")
+		// BestSpeed: at 100k Leases the exposition is ~100 MB; default compression would
+		// triple the scrape time for a few percent smaller payload.
+		gz, _ = gzip.NewWriterLevel(w, gzip.BestSpeed)
+		out = gzipResponseWriter{w, gz}
+	}
+	if err := h.text.Write(out, mfs); err != nil {
+		h.logger.Debug("writing metrics response", "err", err) // the client went away
+	}
+	if gz != nil {
+		_ = gz.Close()
+	}
+}
+
+type gzipResponseWriter struct {
+	http.ResponseWriter
+	gz *gzip.Writer
+}
+
+func (g gzipResponseWriter) Write(b []byte) (int, error) { return g.gz.Write(b) }

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"compress/gzip"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lease-exporter/lease-exporter/collector"
+	"github.com/lease-exporter/lease-exporter/informer"
+)
+
+// oneLeaseView holds one held Lease; Range blocks while block is open, to hold scrapes in flight.
+type oneLeaseView struct {
+	lease   *informer.Lease
+	block   chan struct{}
+	entered chan struct{} // receives once per Range call
+}
+
+func newOneLeaseView() oneLeaseView {
+	holder, d := "pod-1", int32(15)
+	renew := metav1.NewMicroTime(time.Now())
+	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ctrl"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &d, RenewTime: &renew}}
+	return oneLeaseView{lease: informer.Project(l), block: make(chan struct{}), entered: make(chan struct{}, 100)}
+}
+
+func (v oneLeaseView) HasSynced() bool                   { return true }
+func (v oneLeaseView) FreshAsOf(now time.Time) time.Time { return now }
+func (v oneLeaseView) Range(fn func(*informer.Lease)) {
+	v.entered <- struct{}{}
+	<-v.block
+	fn(v.lease)
+}
+
+func handlerFor(view informer.View, maxRequests int) http.Handler {
+	self := prometheus.NewRegistry()
+	self.MustRegister(collector.NewStatus(view, nil))
+	leases := prometheus.NewRegistry()
+	leases.MustRegister(collector.New(view, nil))
+	return newMetricsHandler(self, prometheus.Gatherers{self, leases}, collector.NewTextWriter(view, nil), maxRequests, slog.New(slog.DiscardHandler))
+}
+
+func TestMetricsFormats(t *testing.T) {
+	view := newOneLeaseView()
+	close(view.block)
+	srv := httptest.NewServer(handlerFor(view, 0))
+	defer srv.Close()
+	for _, tc := range []struct {
+		name, accept, encoding, wantType string
+	}{
+		{"text", "text/plain;version=0.0.4", "", "text/plain; version=0.0.4; charset=utf-8; escaping=underscores"},
+		{"text gzip", "", "gzip", "text/plain; version=0.0.4; charset=utf-8; escaping=underscores"},
+		{"protobuf via client_golang", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited", "", "application/vnd.google.protobuf"},
+		{"openmetrics via client_golang", "application/openmetrics-text;version=1.0.0", "", "text/plain"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+			req.Header.Set("Accept", tc.accept)
+			req.Header.Set("Accept-Encoding", tc.encoding) // non-empty disables Go's transparent gzip
+			resp, err := http.DefaultTransport.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body := io.Reader(resp.Body)
+			if tc.encoding == "gzip" {
+				if resp.Header.Get("Content-Encoding") != "gzip" {
+					t.Fatal("gzip requested but not served")
+				}
+				if body, err = gzip.NewReader(resp.Body); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b, _ := io.ReadAll(body)
+			if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, tc.wantType) {
+				t.Errorf("Content-Type %q, want prefix %q", ct, tc.wantType)
+			}
+			if !strings.Contains(string(b), "lease_held") || !strings.Contains(string(b), "lease_exporter_cache_synced") {
+				t.Errorf("response lacks lease or self series:\n%.500s", b)
+			}
+		})
+	}
+}
+
+func TestConcurrentScrapeLimit(t *testing.T) {
+	view := newOneLeaseView()
+	srv := httptest.NewServer(handlerFor(view, 1))
+	defer srv.Close()
+	first := make(chan int)
+	go func() {
+		resp, err := http.Get(srv.URL)
+		if err != nil {
+			first <- 0
+			return
+		}
+		resp.Body.Close()
+		first <- resp.StatusCode
+	}()
+	// Once the first scrape is inside the view it holds the only slot: a second must get 503.
+	<-view.entered
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "--web.max-requests") {
+		t.Errorf("second concurrent scrape: %d %q, want 503 naming --web.max-requests", resp.StatusCode, body)
+	}
+	close(view.block)
+	if code := <-first; code != http.StatusOK {
+		t.Fatalf("first scrape: %d", code)
+	}
+}

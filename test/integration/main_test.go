@@ -1,0 +1,173 @@
+package integration_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/lease-exporter/lease-exporter/internal/controlplane"
+	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
+)
+
+// env is shared by every test in the package: a control plane takes seconds to start and a
+// cold build of the release binary about a minute, so tests isolate themselves by namespace
+// instead of by cluster.
+var env *testEnv
+
+type testEnv struct {
+	cp     *controlplane.ControlPlane
+	client kubernetes.Interface
+	// bin is the lease-exporter binary built by hack/build.sh, exactly as released.
+	bin string
+	// exp watches every namespace with default flags, like a cluster-wide deployment.
+	exp *exporterproc.Exporter
+}
+
+// TestMain sets up the shared environment. A missing KUBEBUILDER_ASSETS makes the package
+// FAIL (exit 1 with the reason), never skip: a silently skipped end-to-end suite proves nothing.
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) (code int) {
+	// A recognisable directory name: the control plane, the binary and their logs live here,
+	// so `pgrep -f lease-exporter-integration-` finds anything this package left running.
+	dir, err := os.MkdirTemp("", "lease-exporter-integration-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "integration:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+
+	e, err := setup(dir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "integration: setup failed: %v\n", err)
+		return 1
+	}
+	env = e
+	defer func() {
+		if code != 0 {
+			dumpLogs(e)
+		}
+		if err := e.exp.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "integration: stop exporter: %v\n", err)
+			code = 1
+		}
+		if err := e.cp.Stop(); err != nil {
+			fmt.Fprintf(os.Stderr, "integration: stop control plane: %v\n", err)
+			code = 1
+		}
+	}()
+	return m.Run()
+}
+
+// setup builds the binary while the control plane starts: both are slow and mostly wait on
+// different things (the compiler versus etcd and kube-apiserver start-up).
+func setup(dir string) (_ *testEnv, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	var bin string
+	var buildErr error
+	built := make(chan struct{})
+	go func() {
+		defer close(built)
+		bin, buildErr = exporterproc.Build(ctx, dir)
+	}()
+	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: filepath.Join(dir, "controlplane")})
+	if err != nil {
+		// Start has cleaned up after itself. Stop the build too: its "killed" error would
+		// only bury the real reason (typically KUBEBUILDER_ASSETS not set).
+		cancel()
+		<-built
+		return nil, err
+	}
+	<-built
+	if buildErr != nil {
+		return nil, errors.Join(buildErr, cp.Stop())
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, cp.Stop())
+		}
+	}()
+
+	// Every candidate of every test shares this client. client-go's default limit (5 QPS,
+	// burst 10) would throttle a dozen candidates renewing each second into missing their
+	// renew deadlines, which is not what the tests are about.
+	cfg := cp.Config()
+	cfg.QPS, cfg.Burst = 1000, 2000
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	exp, err := startExporter(ctx, bin, cp)
+	if err != nil {
+		return nil, err
+	}
+	return &testEnv{cp: cp, client: client, bin: bin, exp: exp}, nil
+}
+
+// startExporter runs the binary against cp with extra flags and waits until its cache has
+// synced, since before that it deliberately exports no Lease series at all.
+func startExporter(ctx context.Context, bin string, cp *controlplane.ControlPlane, flags ...string) (*exporterproc.Exporter, error) {
+	args := append([]string{"--kubeconfig=" + cp.KubeconfigPath()}, flags...)
+	exp, err := exporterproc.Start(ctx, bin, args...)
+	if err != nil {
+		return nil, fmt.Errorf("start lease-exporter %s: %w", strings.Join(flags, " "), err)
+	}
+	if err := exp.WaitReady(ctx, 60*time.Second); err != nil {
+		exp.Kill()
+		return nil, fmt.Errorf("lease-exporter %s not ready: %w\nexporter log:\n%s", strings.Join(flags, " "), err, exp.Logs())
+	}
+	return exp, nil
+}
+
+// startTestExporter is startExporter for one test: it is stopped when the test ends, and its
+// log is printed if the test failed.
+func startTestExporter(t *testing.T, flags ...string) *exporterproc.Exporter {
+	t.Helper()
+	desc := strings.Join(flags, " ")
+	if desc == "" {
+		desc = "(default flags)"
+	}
+	exp, err := startExporter(context.Background(), env.bin, env.cp, flags...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("===== lease-exporter %s log =====\n%s", desc, tail(exp.Logs(), 60))
+		}
+		if err := exp.Stop(); err != nil {
+			t.Errorf("stop lease-exporter %s: %v", desc, err)
+		}
+	})
+	return exp
+}
+
+// dumpLogs prints the shared processes' logs after a failure, so a CI log alone shows what
+// the API server and the exporter were doing.
+func dumpLogs(e *testEnv) {
+	fmt.Fprintf(os.Stderr, "===== shared lease-exporter log (last 80 lines) =====\n%s\n", tail(e.exp.Logs(), 80))
+	for _, p := range e.cp.Processes() {
+		if p.Name() == "etcd" || p.Name() == "kube-apiserver" {
+			fmt.Fprintf(os.Stderr, "===== %s log (last 40 lines) =====\n%s\n", p.Name(), tail(p.Logs(), 40))
+		}
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
