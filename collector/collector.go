@@ -12,18 +12,19 @@ import (
 // deleted Leases disappear by themselves and concurrent scrapes share no mutable state.
 // TextWriter renders the same series faster; this collector serves every other format.
 type LeaseCollector struct {
-	view informer.View
-	now  func() time.Time
+	view     informer.View
+	now      func() time.Time
+	settings settings
 }
 
 var _ prometheus.Collector = (*LeaseCollector)(nil)
 
 // New returns a collector of the per-lease series. now is the scrape clock; nil means time.Now.
-func New(view informer.View, now func() time.Time) *LeaseCollector {
+func New(view informer.View, now func() time.Time, opts ...Option) *LeaseCollector {
 	if now == nil {
 		now = time.Now
 	}
-	return &LeaseCollector{view: view, now: now}
+	return &LeaseCollector{view: view, now: now, settings: newSettings(opts)}
 }
 
 // Describe sends every descriptor the collector may emit.
@@ -42,7 +43,7 @@ func (c *LeaseCollector) Collect(ch chan<- prometheus.Metric) {
 	c.view.Range(func(l *informer.Lease) {
 		for _, f := range families {
 			v, ok := f.value(l, at)
-			if !ok {
+			if !ok || !c.settings.exports(f, l) {
 				continue
 			}
 			if f.counter {

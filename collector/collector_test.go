@@ -222,3 +222,25 @@ func lint(t *testing.T, c prometheus.Collector) {
 		t.Errorf("lint %s: %s", p.Metric, p.Text)
 	}
 }
+
+func TestReducedNodeLeases(t *testing.T) {
+	v := syncedView(t,
+		lease("kube-node-lease", "node-1", held("node-1", 5*time.Second, 40)),
+		lease("team-a", "ctrl", held("a", time.Second, 15)))
+	got := exposition(t, New(v, func() time.Time { return scrapeTime }, WithNodeLeases(NodeLeasesReduced)))
+	var node []string
+	for _, line := range strings.Split(got, "\n") {
+		if strings.Contains(line, `class="node-heartbeat"`) {
+			node = append(node, line[:strings.Index(line, "{")])
+		}
+	}
+	if strings.Join(node, ",") != "lease_held,lease_renew_age_seconds" {
+		t.Errorf("node Lease series under reduced: %v, want lease_held and lease_renew_age_seconds only", node)
+	}
+	if !strings.Contains(got, `lease_info{class="leader-election"`) {
+		t.Error("reduced node Leases also dropped leader-election series")
+	}
+	if _, err := ParseNodeLeases("some"); err == nil || !strings.Contains(err.Error(), "--node-leases") {
+		t.Errorf("ParseNodeLeases(some) = %v", err)
+	}
+}

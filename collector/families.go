@@ -18,7 +18,9 @@ type family struct {
 	value func(l *informer.Lease, at int64) (v float64, ok bool)
 	// created is the counter's created timestamp (client_golang path only; text has none).
 	created func(l *informer.Lease) time.Time
-	desc    *prometheus.Desc
+	// nodeEssential families are kept for node Leases under --node-leases=reduced.
+	nodeEssential bool
+	desc          *prometheus.Desc
 }
 
 var (
@@ -37,7 +39,7 @@ var families = withDescs([]*family{
 		value: func(l *informer.Lease, _ int64) (float64, bool) {
 			return micros(l.RenewTime) + float64(l.DurationSeconds), l.HasRenewTime && l.HasDuration
 		}},
-	{name: "lease_held", help: "Whether the Lease has a holder and is not expired at evaluation time (1) or not (0).",
+	{name: "lease_held", help: "Whether the Lease has a holder and is not expired at evaluation time (1) or not (0).", nodeEssential: true,
 		value: func(l *informer.Lease, at int64) (float64, bool) { return boolFloat(l.Held(at)), true }},
 	{name: "lease_info", help: "Current holder of the Lease (holder is empty when there is none), always 1.",
 		value: func(*informer.Lease, int64) (float64, bool) { return 1, true }},
@@ -48,7 +50,7 @@ var families = withDescs([]*family{
 		value: func(l *informer.Lease, _ int64) (float64, bool) {
 			return micros(l.ObservedRenewTime), l.ObservedRenewTime != 0
 		}},
-	{name: "lease_renew_age_seconds", help: "Seconds from spec.renewTime to evaluation time.",
+	{name: "lease_renew_age_seconds", help: "Seconds from spec.renewTime to evaluation time.", nodeEssential: true,
 		value: func(l *informer.Lease, at int64) (float64, bool) { return micros(at - l.RenewTime), l.HasRenewTime }},
 	{name: "lease_renew_timestamp_seconds", help: "Unix time of spec.renewTime, the holder's last renewal, by the holder's clock.",
 		value: func(l *informer.Lease, _ int64) (float64, bool) { return micros(l.RenewTime), l.HasRenewTime }},

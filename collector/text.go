@@ -20,16 +20,17 @@ import (
 // scrape; this path appends bytes to a buffered writer instead. Its output is byte-identical
 // to the client_golang path (text_test.go proves it), so the two are interchangeable.
 type TextWriter struct {
-	view informer.View
-	now  func() time.Time
+	view     informer.View
+	now      func() time.Time
+	settings settings
 }
 
 // NewTextWriter returns a writer over view; nil now means time.Now.
-func NewTextWriter(view informer.View, now func() time.Time) *TextWriter {
+func NewTextWriter(view informer.View, now func() time.Time, opts ...Option) *TextWriter {
 	if now == nil {
 		now = time.Now
 	}
-	return &TextWriter{view: view, now: now}
+	return &TextWriter{view: view, now: now, settings: newSettings(opts)}
 }
 
 // Write writes self (already gathered families, sorted by name, as client_golang returns them)
@@ -63,7 +64,7 @@ func (w *TextWriter) Write(out io.Writer, self []*dto.MetricFamily) error {
 		if f.name == infoFamily {
 			order = byInfo
 		}
-		buf = appendFamily(buf[:0], bw, f, order, at)
+		buf = w.appendFamily(buf[:0], bw, f, order, at)
 	}
 	for ; i < len(self); i++ {
 		if _, err := expfmt.MetricFamilyToText(bw, self[i]); err != nil {
@@ -74,11 +75,11 @@ func (w *TextWriter) Write(out io.Writer, self []*dto.MetricFamily) error {
 }
 
 // appendFamily writes one family's HELP, TYPE and samples; nothing when it has no samples.
-func appendFamily(buf []byte, bw *bufio.Writer, f *family, leases []*informer.Lease, at int64) []byte {
+func (w *TextWriter) appendFamily(buf []byte, bw *bufio.Writer, f *family, leases []*informer.Lease, at int64) []byte {
 	header := false
 	for _, l := range leases {
 		v, ok := f.value(l, at)
-		if !ok {
+		if !ok || !w.settings.exports(f, l) {
 			continue
 		}
 		if !header {

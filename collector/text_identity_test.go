@@ -19,28 +19,28 @@ import (
 // renders for the same Leases: same bytes, so it is as lint-clean as the collector.
 func TestTextWriterMatchesClientGolang(t *testing.T) {
 	clock := func() time.Time { return scrapeTime }
+	reduced := WithNodeLeases(NodeLeasesReduced)
 	for _, tc := range []struct {
 		name string
 		view staticView
+		opts []Option
 	}{
-		{"not synced", staticView{synced: false, asOf: scrapeTime, leases: edgeCaseLeases()}},
-		{"edge cases", staticView{synced: true, asOf: scrapeTime, leases: edgeCaseLeases()}},
-		{"stale view", staticView{synced: true, asOf: scrapeTime.Add(-time.Minute), leases: edgeCaseLeases()}},
-		{"many", benchView(3000)},
+		{"not synced", staticView{synced: false, asOf: scrapeTime, leases: edgeCaseLeases()}, nil},
+		{"edge cases", staticView{synced: true, asOf: scrapeTime, leases: edgeCaseLeases()}, nil},
+		{"stale view", staticView{synced: true, asOf: scrapeTime.Add(-time.Minute), leases: edgeCaseLeases()}, nil},
+		{"many", benchView(3000), nil},
+		{"reduced node leases", benchView(300), []Option{reduced}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			self := prometheus.NewPedanticRegistry()
 			self.MustRegister(NewStatus(tc.view, clock), collectors.NewBuildInfoCollector())
-			full := prometheus.NewPedanticRegistry()
-			full.MustRegister(NewStatus(tc.view, clock), collectors.NewBuildInfoCollector(), New(tc.view, clock))
-
-			want := exposition(t, NewStatus(tc.view, clock), collectors.NewBuildInfoCollector(), New(tc.view, clock))
+			want := exposition(t, NewStatus(tc.view, clock), collectors.NewBuildInfoCollector(), New(tc.view, clock, tc.opts...))
 			mfs, err := self.Gather()
 			if err != nil {
 				t.Fatal(err)
 			}
 			var got bytes.Buffer
-			if err := NewTextWriter(tc.view, clock).Write(&got, mfs); err != nil {
+			if err := NewTextWriter(tc.view, clock, tc.opts...).Write(&got, mfs); err != nil {
 				t.Fatal(err)
 			}
 			if got.String() != want {

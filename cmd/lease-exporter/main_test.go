@@ -40,6 +40,7 @@ current-context: ctx
 		{"invalid selector", []string{"--lease-selector", "a in (b"}, exitUsage, "invalid --lease-selector"},
 		{"invalid namespace", []string{"--namespaces", "Bad_NS"}, exitUsage, `invalid namespace "Bad_NS"`},
 		{"bad log level", []string{"--log.level", "loud"}, exitUsage, "invalid --log.level"},
+		{"bad node-leases", []string{"--node-leases", "some"}, exitUsage, "invalid --node-leases"},
 		{"bad shard", []string{"--shard", "3", "--total-shards", "2"}, exitUsage, "invalid sharding"},
 		{"bad web config", []string{"--web.config.file", badWeb}, exitUsage, "invalid --web.config.file"},
 		{"missing web config", []string{"--web.config.file", filepath.Join(dir, "absent.yml")}, exitUsage, "invalid --web.config.file"},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/exporter-toolkit/web"
 
+	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/informer"
 )
 
@@ -31,6 +32,8 @@ type options struct {
 	namespaces     string
 	namespacesExcl string
 	showVersion    bool
+	nodeLeasesFlag string
+	nodeLeases     collector.NodeLeases
 	// reachTimeout bounds the start-up check that the API server answers at all.
 	reachTimeout time.Duration
 }
@@ -48,6 +51,7 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.namespaces, "namespaces", "", "Comma-separated namespaces to watch. Default: all namespaces.")
 	fs.StringVar(&o.namespacesExcl, "namespaces-exclude", "", "Comma-separated namespaces not to watch.")
 	fs.StringVar(&o.informer.LeaseSelector, "lease-selector", "", "Label selector: only Leases matching it are exported (e.g. 'app!=test').")
+	fs.StringVar(&o.nodeLeasesFlag, "node-leases", "full", "Series for node-heartbeat Leases: full, or reduced (only lease_held and lease_renew_age_seconds) to cap cardinality in large clusters.")
 	fs.IntVar(&o.informer.Shard, "shard", 0, "This replica's shard number, from 0 to --total-shards - 1.")
 	fs.IntVar(&o.informer.TotalShards, "total-shards", 1, "Number of shards Leases are split across (stable hash of namespace/name).")
 	fs.DurationVar(&o.reachTimeout, "kube.reach-timeout", o.reachTimeout, "How long to wait at start for the API server to answer before exiting with code 4.")
@@ -59,6 +63,10 @@ func (o *options) Validate() error {
 	o.informer.Namespaces = splitList(o.namespaces)
 	o.informer.ExcludeNamespaces = splitList(o.namespacesExcl)
 	if err := o.informer.Validate(); err != nil {
+		return err
+	}
+	var err error
+	if o.nodeLeases, err = collector.ParseNodeLeases(o.nodeLeasesFlag); err != nil {
 		return err
 	}
 	switch o.logLevel {

@@ -39,10 +39,11 @@ func newRegistry() *prometheus.Registry {
 // reg holds the self-metrics; the per-lease series come from view.
 func newServer(opts *options, reg *prometheus.Registry, view informer.View, logger *slog.Logger) *http.Server {
 	leases := prometheus.NewRegistry()
-	leases.MustRegister(collector.New(view, nil))
+	nodeLeases := collector.WithNodeLeases(opts.nodeLeases)
+	leases.MustRegister(collector.New(view, nil, nodeLeases))
 	mux := http.NewServeMux()
 	mux.Handle(opts.telemetryPath, newMetricsHandler(reg, prometheus.Gatherers{reg, leases},
-		collector.NewTextWriter(view, nil), opts.maxRequests, logger))
+		collector.NewTextWriter(view, nil, nodeLeases), opts.maxRequests, logger))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})
