@@ -2,8 +2,9 @@
 package collector
 
 import (
-	"github.com/prometheus/client_golang/prometheus"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lease-exporter/lease-exporter/informer"
 )

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -129,20 +128,3 @@ func (l *Leases) Range(fn func(*Lease)) {
 
 // FreshAsOf implements View.
 func (l *Leases) FreshAsOf(now time.Time) time.Time { return l.health.FreshAsOf(now) }
-
-// Describe names the watched scope for log lines.
-func (opts Options) Describe() string {
-	var b strings.Builder
-	if len(opts.Namespaces) == 0 {
-		b.WriteString("all namespaces")
-	} else {
-		b.WriteString("namespaces " + strings.Join(opts.Namespaces, ","))
-	}
-	if len(opts.ExcludeNamespaces) > 0 {
-		b.WriteString(" except " + strings.Join(opts.ExcludeNamespaces, ","))
-	}
-	if opts.LeaseSelector != "" {
-		b.WriteString(", selector " + opts.LeaseSelector)
-	}
-	return b.String()
-}

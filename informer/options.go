@@ -76,3 +76,20 @@ func ShardOf(namespace, name string, total int) int {
 	h.Write([]byte(name))
 	return int(h.Sum64() % uint64(total))
 }
+
+// Describe names the watched scope for log lines.
+func (opts Options) Describe() string {
+	var b strings.Builder
+	if len(opts.Namespaces) == 0 {
+		b.WriteString("all namespaces")
+	} else {
+		b.WriteString("namespaces " + strings.Join(opts.Namespaces, ","))
+	}
+	if len(opts.ExcludeNamespaces) > 0 {
+		b.WriteString(" except " + strings.Join(opts.ExcludeNamespaces, ","))
+	}
+	if opts.LeaseSelector != "" {
+		b.WriteString(", selector " + opts.LeaseSelector)
+	}
+	return b.String()
+}
