@@ -118,8 +118,9 @@ func (e *environment) setup() error {
 		Dir: filepath.Join(e.dir, "controlplane"),
 		// By default a SIGTERMed kube-apiserver stops listening at once but keeps open
 		// watches until its 60s request timeout, longer than StopAPIServer's 15s grace, so
-		// every stop ended in SIGKILL after 15s of a half-dead server. With a watch
-		// termination grace it closes watches and exits within a second: a clean outage.
+		// every stop ended in SIGKILL after 15s of a half-dead server that served the
+		// exporter's watch but refused the candidates' renewals. With a watch termination
+		// grace it closes watches at the SIGTERM and exits within seconds: a clean outage.
 		APIServerArgs: []string{"--shutdown-watch-termination-grace-period=2s"},
 	})
 	b := <-buildDone

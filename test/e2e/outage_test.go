@@ -36,11 +36,7 @@ func TestAlertsAPIServerOutage(t *testing.T) {
 	time.Sleep(3 * time.Second) // Alertmanager flushes groups every second
 	mark := env.receiver.mark()
 
-	if err := env.cp.StopAPIServer(); err != nil {
-		t.Fatal(err)
-	}
-	stopped := time.Now()
-	running := false
+	running := true
 	// Registered after newScenario's cleanups, so it runs before them: the Leases can only be
 	// deleted, and the diagnostics read, with the API server back.
 	t.Cleanup(func() {
@@ -50,6 +46,18 @@ func TestAlertsAPIServerOutage(t *testing.T) {
 			}
 		}
 	})
+	// Timed from the SIGTERM: kube-apiserver closes watches at once, and may take seconds
+	// more to exit.
+	running = false
+	stopped := time.Now()
+	if err := env.cp.StopAPIServer(); err != nil && !apiserverExited() {
+		t.Fatal(err)
+	} else if err != nil {
+		// Its exit can take longer than the harness's 15s SIGTERM grace on a busy machine;
+		// the watches closed at the SIGTERM all the same, and killed is stopped too.
+		t.Logf("kube-apiserver: %v", err)
+	}
+	t.Logf("kube-apiserver stopped in %s", time.Since(stopped).Round(100*time.Millisecond))
 
 	staleWant := map[string]string{"alertname": "LeaseExporterWatchStale", "job": exporterJobName,
 		"instance": env.exporter.Addr(), "severity": "warning"}
@@ -81,6 +89,7 @@ func TestAlertsAPIServerOutage(t *testing.T) {
 		}
 		time.Sleep(time.Second)
 	}
+	t.Logf("WatchStale paged %s into the outage; API server down for %s", staleAt.Sub(stopped).Round(time.Second), time.Since(stopped).Round(time.Second))
 	if !sawWatchOff {
 		t.Errorf("lease_exporter_watch_up never read 0 during the outage")
 	}
@@ -100,10 +109,25 @@ func TestAlertsAPIServerOutage(t *testing.T) {
 		}
 	}
 
+	start := time.Now()
 	if err := env.cp.StartAPIServer(); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("kube-apiserver ready again in %s", time.Since(start).Round(100*time.Millisecond))
 	running = true
+	restarted := time.Now()
 	env.receiver.wait(t, mark, match{"resolved", staleWant}, 2*time.Minute)
+	t.Logf("WatchStale resolved %s after the restart", time.Since(restarted).Round(time.Second))
 	waitProm(t, time.Minute, `lease_exporter_watch_up`, eq(1))
+}
+
+// apiserverExited reports whether the latest kube-apiserver process has exited.
+func apiserverExited() bool {
+	exited := false
+	for _, p := range env.cp.Processes() {
+		if p.Name() == "kube-apiserver" {
+			exited = p.Exited()
+		}
+	}
+	return exited
 }
