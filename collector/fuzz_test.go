@@ -127,6 +127,18 @@ func checkExposition(t *testing.T, l *coordinationv1.Lease) {
 	}
 	checkLeaseSeries(t, l, parsed)
 
+	// The fast text writer serves text scrapes; it copies label bytes itself, so it is
+	// checked on its own: it must parse and agree with client_golang.
+	var fast bytes.Buffer
+	if err := NewTextWriter(v, func() time.Time { return scrapeTime }).Write(&fast, nil); err != nil {
+		t.Fatalf("text writer: %v", err)
+	}
+	fastParsed, err := parser.TextToMetricFamilies(bytes.NewReader(fast.Bytes()))
+	if err != nil {
+		t.Fatalf("fast text exposition does not parse: %v\n%s", err, clip(fast.String()))
+	}
+	checkLeaseSeries(t, l, fastParsed)
+
 	problems, err := testutil.CollectAndLint(c)
 	if err != nil {
 		t.Fatalf("lint: %v", err)

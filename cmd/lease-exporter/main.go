@@ -70,9 +70,12 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 		return err
 	}
 	reg.MustRegister(collector.NewStatus(leases, nil))
-	leases.Start(ctx)
-	defer leases.Shutdown()
-	go logSynced(ctx, leases, logger)
+	// The informers get their own context: Shutdown waits for them to stop, so when serve
+	// fails (e.g. the listen address is taken) they must be stopped here, or run never returns.
+	informerCtx, stopInformers := context.WithCancel(ctx)
+	leases.Start(informerCtx)
+	defer func() { stopInformers(); leases.Shutdown() }()
+	go logSynced(informerCtx, leases, logger)
 
 	return serve(ctx, newServer(opts, reg, leases, logger), opts, logger)
 }

@@ -1,0 +1,54 @@
+package collector
+
+import (
+	"compress/gzip"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+)
+
+// countingDiscard counts what a scrape would send, so SetBytes reports the exposition's
+// throughput without keeping 100 MB in memory.
+type countingDiscard struct{ n int64 }
+
+func (c *countingDiscard) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+// BenchmarkTextWriter is the render path production text scrapes take (TextWriter), at the
+// sizes of the targets, with full and reduced node-Lease series, uncompressed and
+// through gzip at BestSpeed as the metrics handler does. BenchmarkGatherText is the
+// client_golang path the same series take for protobuf and OpenMetrics scrapes.
+func BenchmarkTextWriter(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		view := benchView(n)
+		for _, mode := range []NodeLeases{NodeLeasesFull, NodeLeasesReduced} {
+			for _, compress := range []bool{false, true} {
+				name := fmt.Sprintf("leases=%d/node-leases=%s/gzip=%t", n, mode, compress)
+				b.Run(name, func(b *testing.B) {
+					w := NewTextWriter(view, func() time.Time { return scrapeTime }, WithNodeLeases(mode))
+					var size countingDiscard
+					if err := w.Write(&size, nil); err != nil {
+						b.Fatal(err)
+					}
+					b.SetBytes(size.n)
+					b.ReportAllocs()
+					for b.Loop() {
+						out := io.Writer(io.Discard)
+						var gz *gzip.Writer
+						if compress {
+							gz, _ = gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
+							out = gz
+						}
+						if err := w.Write(out, nil); err != nil {
+							b.Fatal(err)
+						}
+						if gz != nil {
+							_ = gz.Close()
+						}
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/lease")
+				})
+			}
+		}
+	}
+}
