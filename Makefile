@@ -16,9 +16,11 @@ build: ## Build bin/lease-exporter exactly as the Dockerfile does.
 deps: ## Install test dependencies (Debian packages, control-plane binaries).
 	hack/deps.sh
 
-test: lint ## Run every test: unit, integration against a real control plane, rules, dashboards.
+test: lint ## Run every test: unit, real control plane, Prometheus/Alertmanager, rules, dashboards, deploy, fuzz.
 	KUBEBUILDER_ASSETS="$(ASSETS)" $(GO) test -race -count=1 -timeout 40m ./...
 	hack/dashcheck/check.sh
+	$(GO) test -run '^$$' -fuzz FuzzCollect -fuzztime 20s ./collector/
+	hack/govulncheck.sh --selftest
 
 unit: ## Run only the fast unit tests (no control plane).
 	$(GO) test -race -short ./informer/... ./collector/... ./cmd/... ./alerts/...
