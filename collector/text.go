@@ -113,7 +113,7 @@ func (w *TextWriter) appendFamily(buf []byte, bw *bufio.Writer, f *family, lease
 // appendLabel appends prefix and v escaped as the text format escapes label values.
 func appendLabel(buf []byte, prefix, v string) []byte {
 	buf = append(buf, prefix...)
-	if !strings.ContainsAny(v, "\\\"\n") {
+	if strings.IndexByte(v, '\\') < 0 && strings.IndexByte(v, '"') < 0 && strings.IndexByte(v, '\n') < 0 {
 		return append(buf, v...)
 	}
 	for i := range len(v) {

@@ -89,6 +89,11 @@ func (o *observer) settled(obj any) {
 	o.mu.Lock()
 	if o.pending[l.key] == l {
 		delete(o.pending, l.key)
+		if len(o.pending) == 0 {
+			// Go maps never shrink: after the initial list filled it with every Lease, an
+			// emptied map would keep ~20 B per Lease for good.
+			o.pending = make(map[string]*Lease)
+		}
 	}
 	o.mu.Unlock()
 }

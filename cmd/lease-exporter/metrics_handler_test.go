@@ -59,7 +59,8 @@ func TestMetricsFormats(t *testing.T) {
 	}{
 		{"text", "text/plain;version=0.0.4", "", "text/plain; version=0.0.4; charset=utf-8; escaping=underscores"},
 		{"text gzip", "", "gzip", "text/plain; version=0.0.4; charset=utf-8; escaping=underscores"},
-		{"protobuf via client_golang", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited", "", "application/vnd.google.protobuf"},
+		{"protobuf preferred, text accepted: fast text", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,text/plain;version=0.0.4;q=0.5,*/*;q=0.1", "", "text/plain; version=0.0.4"},
+		{"protobuf only via client_golang", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited", "", "application/vnd.google.protobuf"},
 		{"openmetrics via client_golang", "application/openmetrics-text;version=1.0.0", "", "text/plain"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
