@@ -21,6 +21,7 @@ test: lint ## Run every test: unit, real control plane, Prometheus/Alertmanager,
 	hack/dashcheck/check.sh
 	$(GO) test -run '^$$' -fuzz FuzzCollect -fuzztime 20s ./collector/
 	hack/govulncheck.sh --selftest
+	KUBEBUILDER_ASSETS="$(ASSETS)" $(GO) run ./hack/bench -smoke
 
 unit: ## Run only the fast unit tests (no control plane).
 	$(GO) test -race -short ./informer/... ./collector/... ./cmd/... ./alerts/...
@@ -29,8 +30,9 @@ lint: ## gofmt, go vet and go mod tidy must be clean.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet ./...
 
-bench: ## Go micro-benchmarks of the render and event paths.
-	$(GO) test -run '^$$' -bench . -benchmem ./collector/ ./informer/
+bench: ## Micro-benchmarks, then the end-to-end benchmark against a local control plane (~15 min).
+	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./collector/ ./informer/
+	KUBEBUILDER_ASSETS="$(ASSETS)" $(GO) run ./hack/bench -leases 1000,10000,100000 -churn 1000 -runs 3
 
 demo: ## Start a local control plane with live elections, the exporter, Prometheus and Alertmanager.
 	KUBEBUILDER_ASSETS="$(ASSETS)" $(GO) run ./hack/demo

@@ -1,0 +1,165 @@
+// Command bench measures lease-exporter against a real local control plane (etcd and
+// kube-apiserver): time to ready, live heap per Lease, RSS, full-scrape latency and size,
+// CPU per Lease renewal at steady churn, event-to-metric lag, two concurrent scrapes against
+// one, and the effect of --node-leases=reduced. It prints a markdown table of medians over
+// -runs repeats; docs/benchmarks.md explains the method and the results.
+//
+//	KUBEBUILDER_ASSETS=$(hack/controlplane/build.sh | tail -1) go run ./hack/bench -leases 1000,10000,100000 -churn 1000 -runs 3
+//	go run ./hack/bench -smoke   # CI: 1k Leases, short churn, no thresholds; exit 1 only on errors
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
+)
+
+func main() {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	// client-go's own logging (watch restarts and the like) would drown the progress lines.
+	klog.SetSlogLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, logger); err != nil {
+		logger.Error("bench failed", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, logger *slog.Logger) error {
+	leasesFlag := flag.String("leases", "1000,10000,100000", "Comma-separated numbers of Leases, measured in increasing order (created cumulatively).")
+	runs := flag.Int("runs", 3, "Repeats per size; the table shows medians. Each repeat starts fresh exporter processes.")
+	churnRate := flag.Float64("churn", 1000, "Lease renewals per second during the churn window.")
+	churnFor := flag.Duration("churn-duration", 30*time.Second, "Length of the churn window (and of the idle window it is compared with).")
+	scrapes := flag.Int("scrapes", 10, "Full scrapes per kind (identity, gzip) for the latency percentiles.")
+	protoScrapes := flag.Int("proto-scrapes", 3, "Full protobuf scrapes (the client_golang path); 0 skips them.")
+	workers := flag.Int("workers", 256, "Concurrent API clients for Lease creation and churn.")
+	dir := flag.String("dir", "", "Control plane directory (default: a fresh one under /dev/shm, so etcd's fsyncs do not dominate creation).")
+	profileDir := flag.String("profile", "", "Save the main exporter's heap profile (after scrapes) and CPU profile (during churn) to this directory.")
+	jsonOut := flag.String("json", "", "Also write every run's raw numbers to this file.")
+	smoke := flag.Bool("smoke", false, "Quick CI check: 1k Leases, one run, 200 renewals/s for 5s, 5 scrapes; asserts no thresholds.")
+	flag.Parse()
+	if *smoke {
+		*leasesFlag, *runs, *churnRate, *churnFor, *scrapes, *protoScrapes, *workers = "1000", 1, 200, 5*time.Second, 5, 1, 32
+	}
+	var sizes []int
+	for _, s := range strings.Split(*leasesFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 || (len(sizes) > 0 && n <= sizes[len(sizes)-1]) {
+			return fmt.Errorf("invalid -leases %q: want increasing positive integers", *leasesFlag)
+		}
+		sizes = append(sizes, n)
+	}
+	if err := ensureAssets(logger); err != nil {
+		return err
+	}
+	logger.Info("machine", "cpus", runtime.NumCPU(), "load1", load1())
+
+	tmp, err := os.MkdirTemp(shmOr(*dir), "lease-exporter-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	logger.Info("building lease-exporter with hack/build.sh")
+	bin, err := exporterproc.Build(ctx, tmp)
+	if err != nil {
+		return err
+	}
+	cpDir := *dir
+	if cpDir == "" {
+		cpDir = filepath.Join(tmp, "controlplane")
+	}
+	logger.Info("starting etcd and kube-apiserver", "dir", cpDir)
+	cl, err := startCluster(ctx, cpDir)
+	if err != nil {
+		return err
+	}
+	defer cl.cp.Stop()
+
+	cfg := config{bin: bin, kubeconfig: cl.cp.KubeconfigPath(), scrapes: *scrapes, protoScrapes: *protoScrapes,
+		concurrent: 5, churnRate: *churnRate, churnFor: *churnFor, workers: *workers, profileDir: *profileDir, logger: logger}
+	if *smoke {
+		cfg.concurrent = 2
+	}
+	var results []Size
+	for _, n := range sizes {
+		logger.Info("creating Leases", "total", n, "new", n-len(cl.slots))
+		start := time.Now()
+		perS, err := cl.grow(ctx, n, *workers)
+		if err != nil {
+			return err
+		}
+		logger.Info("created", "total", n, "in", time.Since(start).Round(time.Millisecond), "per_s", int(perS))
+		size := Size{Leases: n, CreatePerS: perS}
+		for i := range *runs {
+			logger.Info("run", "leases", n, "repeat", i+1, "of", *runs, "load1", load1())
+			r, err := measure(ctx, cl, n, cfg)
+			if err != nil {
+				return fmt.Errorf("%d Leases, run %d: %w", n, i+1, err)
+			}
+			size.Runs = append(size.Runs, r)
+		}
+		results = append(results, size)
+	}
+	writeTable(os.Stdout, results)
+	if *jsonOut != "" {
+		b, _ := json.MarshalIndent(results, "", "  ")
+		return os.WriteFile(*jsonOut, b, 0o644)
+	}
+	return nil
+}
+
+// ensureAssets builds (or finds the cached) control plane binaries when KUBEBUILDER_ASSETS
+// is unset, as `make test` does.
+func ensureAssets(logger *slog.Logger) error {
+	if os.Getenv("KUBEBUILDER_ASSETS") != "" {
+		return nil
+	}
+	logger.Info("KUBEBUILDER_ASSETS unset: running hack/controlplane/build.sh")
+	cmd := exec.Command("hack/controlplane/build.sh")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("hack/controlplane/build.sh (run from the repository root): %w", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return os.Setenv("KUBEBUILDER_ASSETS", lines[len(lines)-1])
+}
+
+// shmOr puts the scratch directory on tmpfs when there is one: etcd 3.4 (Debian's) has no
+// --unsafe-no-fsync, and on a shared disk fsync latency would make Lease creation and churn
+// measure the disk, not the exporter.
+func shmOr(dir string) string {
+	if dir != "" {
+		return ""
+	}
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		return "/dev/shm"
+	}
+	return ""
+}
+
+func load1() float64 {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
+}
