@@ -92,7 +92,7 @@ func (w *trackedWatch) run() {
 	defer w.owner.health.closed()
 	m := w.owner.metrics
 	for ev := range w.inner.ResultChan() {
-		m.watchEvents.WithLabelValues(strings.ToLower(string(ev.Type))).Inc()
+		m.countEvent(eventType(ev.Type))
 		m.lastEventEpoch.Set(float64(w.owner.now().UnixMilli()) / 1e3)
 		if ev.Type == watch.Bookmark && isInitialEventsEnd(ev.Object) {
 			w.owner.health.caughtUp()
@@ -111,6 +111,23 @@ func (w *trackedWatch) run() {
 func (w *trackedWatch) keep(ev watch.Event) bool {
 	l, ok := ev.Object.(*coordinationv1.Lease)
 	return !ok || w.owner.keep == nil || ev.Type == watch.Bookmark || w.owner.keep(l.Namespace, l.Name)
+}
+
+// eventType is the label value of t, without allocating for the known types.
+func eventType(t watch.EventType) string {
+	switch t {
+	case watch.Added:
+		return "added"
+	case watch.Modified:
+		return "modified"
+	case watch.Deleted:
+		return "deleted"
+	case watch.Bookmark:
+		return "bookmark"
+	case watch.Error:
+		return "error"
+	}
+	return strings.ToLower(string(t))
 }
 
 func isInitialEventsEnd(obj runtime.Object) bool {

@@ -7,8 +7,10 @@ import (
 
 // metrics are the informer's self-metrics: how well the exporter sees the API server.
 type metrics struct {
-	watchUp        prometheus.Gauge
-	watchEvents    *prometheus.CounterVec
+	watchUp     prometheus.Gauge
+	watchEvents *prometheus.CounterVec
+	// eventCounters resolves watchEvents' children once: the event path runs per renewal.
+	eventCounters  map[string]prometheus.Counter
 	watchErrors    *prometheus.CounterVec
 	lastEventEpoch prometheus.Gauge
 }
@@ -39,11 +41,21 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Unix time of the last watch event received from the API server, 0 before the first.",
 		}),
 	}
+	m.eventCounters = make(map[string]prometheus.Counter, len(eventTypes))
 	for _, t := range eventTypes {
-		m.watchEvents.WithLabelValues(t)
+		m.eventCounters[t] = m.watchEvents.WithLabelValues(t)
 	}
 	for _, r := range errorReasons {
 		m.watchErrors.WithLabelValues(r)
 	}
 	return m
+}
+
+// countEvent counts one watch event of type t (the lower-cased watch.EventType).
+func (m *metrics) countEvent(t string) {
+	c, ok := m.eventCounters[t]
+	if !ok {
+		c = m.watchEvents.WithLabelValues(t) // a type newer than this exporter
+	}
+	c.Inc()
 }
