@@ -29,6 +29,7 @@ unit: ## Run only the fast unit tests (no control plane).
 lint: ## gofmt, go vet and go mod tidy must be clean.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet ./...
+	$(GO) mod tidy -diff
 
 bench: ## Micro-benchmarks, then the end-to-end benchmark against a local control plane (~15 min).
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 ./collector/ ./informer/
