@@ -24,6 +24,7 @@ type health struct {
 	open         int
 	lostAt       time.Time // when the view stopped being current
 	freshFrom    time.Time // zero until the open watches have caught up
+	everOpened   bool      // some watch has opened since start
 	failing      bool
 	failingSince time.Time
 	failures     int
@@ -41,6 +42,7 @@ func (h *health) opened(streamingList bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.open++
+	h.everOpened = true
 	// A plain watch resumes from the cache's resource version: the API server replays what
 	// was missed at once, so the view is current from now on. (A settle delay here made
 	// every reconnect evaluate fresh renewals at an older moment: negative renew ages.)
@@ -51,12 +53,14 @@ func (h *health) opened(streamingList bool) {
 	h.metrics.watchUp.Set(boolFloat(h.open == h.want))
 }
 
-// listed records a successful list: the cache is about to hold state as of now, even before
-// a watch opens (and while a relist follows an outage).
+// listed records a successful list. Before any watch has opened, the initial list is the
+// freshest state there is. After an outage the view stays frozen at the moment it was lost
+// until the watch is back: a relist alone would judge Leases whose holders have not yet
+// reconnected as expired while the exporter still reports itself stale.
 func (h *health) listed() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.open < h.want {
+	if h.open < h.want && !h.everOpened {
 		h.lostAt = h.now()
 	}
 }

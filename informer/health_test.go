@@ -90,3 +90,23 @@ func TestErrorReason(t *testing.T) {
 		}
 	}
 }
+
+// TestRelistAfterOutageStaysFrozen: a relist after an outage must not move the evaluation
+// time while the watch is still down (holders may not have reconnected yet).
+func TestRelistAfterOutageStaysFrozen(t *testing.T) {
+	now := t0
+	h := newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), 1, func() time.Time { return now })
+	h.listed() // the initial list is the freshest state before any watch
+	if got := h.FreshAsOf(now.Add(time.Second)); !got.Equal(now) {
+		t.Fatalf("initial list: %v", got)
+	}
+	h.opened(false)
+	now = now.Add(time.Minute)
+	lost := now
+	h.closed()
+	now = now.Add(time.Minute)
+	h.listed()
+	if got := h.FreshAsOf(now); !got.Equal(lost) {
+		t.Fatalf("relist during outage moved the view to %v, want frozen at %v", got, lost)
+	}
+}
