@@ -19,7 +19,7 @@ import (
 func TestFailuresLoggedOncePerRun(t *testing.T) {
 	var logs bytes.Buffer
 	now := t0
-	h := newHealth(slog.New(slog.NewTextHandler(&logs, nil)), newMetrics(prometheus.NewRegistry()), 1, func() time.Time { return now })
+	h := loggingHealth(&logs, &now)
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, "", errors.New("no RBAC"))
 	for range 5 {
 		h.failed(forbidden)
@@ -108,5 +108,39 @@ func TestRelistAfterOutageStaysFrozen(t *testing.T) {
 	h.listed()
 	if got := h.FreshAsOf(now); !got.Equal(lost) {
 		t.Fatalf("relist during outage moved the view to %v, want frozen at %v", got, lost)
+	}
+}
+
+// loggingHealth is a health tracker for one watch that logs to logs on a clock read from now.
+func loggingHealth(logs *bytes.Buffer, now *time.Time) *health {
+	return newHealth(slog.New(slog.NewTextHandler(logs, nil)), newMetrics(prometheus.NewRegistry()), 1, func() time.Time { return *now })
+}
+
+// TestPermissionFailureLoggedWithinRun reproduces RBAC revoked while the API server restarts:
+// the run of failures starts as "connection" and continues as "forbidden". The forbidden
+// reason must be logged (once) with its hint, or the operator only ever sees "connection".
+func TestPermissionFailureLoggedWithinRun(t *testing.T) {
+	var logs bytes.Buffer
+	now := t0
+	h := loggingHealth(&logs, &now)
+	refused := fmt.Errorf("dial: %w", syscall.ECONNREFUSED)
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, "", errors.New("revoked"))
+	for _, err := range []error{refused, refused, forbidden, refused, forbidden, forbidden} {
+		h.failed(err)
+	}
+	out := logs.String()
+	if n := strings.Count(out, "cannot list or watch"); n != 2 {
+		t.Fatalf("logged %d failure lines, want 2 (connection, then forbidden once):\n%s", n, out)
+	}
+	if n := strings.Count(out, "list and watch verbs on leases.coordination.k8s.io"); n != 1 {
+		t.Fatalf("forbidden hint logged %d times, want once:\n%s", n, out)
+	}
+	// After recovery a new run starts afresh.
+	h.opened(false)
+	logs.Reset()
+	h.failed(refused)
+	h.failed(refused)
+	if n := strings.Count(logs.String(), "cannot list or watch"); n != 1 {
+		t.Fatalf("new run logged %d failure lines, want 1:\n%s", n, logs.String())
 	}
 }
