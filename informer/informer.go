@@ -53,8 +53,12 @@ func New(client kubernetes.Interface, opts Options, logger *slog.Logger, reg pro
 	m := newMetrics(reg)
 	l := &Leases{health: newHealth(logger, m, len(namespaces), now)}
 	tweak := opts.tweakListOptions()
+	watcher := opts.WatchClient
+	if watcher == nil {
+		watcher = client
+	}
 	for _, ns := range namespaces {
-		lw := &trackedListWatch{client: client, namespace: ns, tweak: tweak, keep: opts.shardFilter(),
+		lw := &trackedListWatch{client: client, watcher: watcher, namespace: ns, tweak: tweak, keep: opts.shardFilter(),
 			health: l.health, metrics: m, now: now}
 		// One factory per namespace: namespaced RBAC (a Role per namespace) cannot list
 		// cluster-wide, and one field selector cannot name several namespaces.

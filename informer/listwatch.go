@@ -21,6 +21,7 @@ import (
 // drops Leases outside this shard before they reach the cache.
 type trackedListWatch struct {
 	client    kubernetes.Interface
+	watcher   kubernetes.Interface // opens the watches; see WatchConfig
 	namespace string
 	tweak     func(*metav1.ListOptions)
 	keep      func(namespace, name string) bool
@@ -49,7 +50,7 @@ func (t *trackedListWatch) list(ctx context.Context, opts metav1.ListOptions) (r
 
 func (t *trackedListWatch) watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	t.tweak(&opts)
-	w, err := t.client.CoordinationV1().Leases(t.namespace).Watch(ctx, opts)
+	w, err := t.watcher.CoordinationV1().Leases(t.namespace).Watch(ctx, opts)
 	if err != nil {
 		// The reflector retries these itself without telling the watch error handler,
 		// so this is the only place an API server outage is seen.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
 )
 
 // Options narrow what the informer watches.
@@ -23,6 +24,9 @@ type Options struct {
 	LeaseSelector string
 	// Shard and TotalShards split Leases between replicas by a stable hash of namespace/name.
 	Shard, TotalShards int
+	// WatchClient opens the watches, e.g. a client built from WatchConfig; nil means the
+	// client that lists.
+	WatchClient kubernetes.Interface
 	// Now is the clock; nil means time.Now. Tests replace it.
 	Now func() time.Time
 }

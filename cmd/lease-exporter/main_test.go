@@ -41,6 +41,8 @@ current-context: ctx
 		{"invalid namespace", []string{"--namespaces", "Bad_NS"}, exitUsage, `invalid namespace "Bad_NS"`},
 		{"bad log level", []string{"--log.level", "loud"}, exitUsage, "invalid --log.level"},
 		{"bad node-leases", []string{"--node-leases", "some"}, exitUsage, "invalid --node-leases"},
+		{"negative watch batch", []string{"--kube.watch-batch-interval=-1s"}, exitUsage, "invalid --kube.watch-batch-interval -1s: must be between 0 and 5s"},
+		{"long watch batch", []string{"--kube.watch-batch-interval=1m"}, exitUsage, "invalid --kube.watch-batch-interval 1m0s"},
 		{"bad shard", []string{"--shard", "3", "--total-shards", "2"}, exitUsage, "invalid sharding"},
 		{"bad web config", []string{"--web.config.file", badWeb}, exitUsage, "invalid --web.config.file"},
 		{"missing web config", []string{"--web.config.file", filepath.Join(dir, "absent.yml")}, exitUsage, "invalid --web.config.file"},

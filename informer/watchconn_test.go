@@ -1,0 +1,90 @@
+package informer
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+)
+
+// scriptedConn returns reads of the scripted sizes, one per Read call.
+type scriptedConn struct {
+	net.Conn
+	reads []int
+}
+
+func (c *scriptedConn) Read(p []byte) (int, error) {
+	n := min(c.reads[0], len(p))
+	c.reads = c.reads[1:]
+	return n, nil
+}
+
+func (c *scriptedConn) Write(p []byte) (int, error) { return len(p), nil }
+
+func TestBatchingConnDelaysOnlyAfterDrainingTheSocket(t *testing.T) {
+	const batch = 100 * time.Millisecond
+	clock := time.Unix(1000, 0)
+	var slept []time.Duration
+	inner := &scriptedConn{}
+	c := newBatchingConn(inner, batch)
+	c.now = func() time.Time { return clock }
+	c.sleep = func(d time.Duration) { slept = append(slept, d); clock = clock.Add(d) }
+	buf := make([]byte, 4096)
+	read := func(n int, after time.Duration) {
+		t.Helper()
+		clock = clock.Add(after) // time spent decoding, or blocked waiting for data
+		inner.reads = []int{n}
+		if _, err := c.Read(buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	read(4096, 0) // a backlog: the buffer fills
+	read(4096, 0) // still a backlog: no delay
+	if len(slept) != 0 {
+		t.Fatalf("reads of a backlog were delayed: %v", slept)
+	}
+	read(300, 0)                   // caught up with the API server
+	read(4096, 30*time.Millisecond) // the next read waits out the rest of the batch
+	if len(slept) != 1 || slept[0] != 70*time.Millisecond {
+		t.Fatalf("read after draining slept %v, want [70ms]", slept)
+	}
+	read(300, 0)
+	read(300, 250*time.Millisecond) // a batch already passed (e.g. decoding a big burst): no delay
+	if len(slept) != 1 {
+		t.Fatalf("read after a batch had already passed slept %v", slept[1:])
+	}
+
+	// A request (a new watch on this connection) reads its response at once for a second.
+	if _, err := c.Write([]byte("GET /apis/coordination.k8s.io/v1/leases?watch=1")); err != nil {
+		t.Fatal(err)
+	}
+	read(300, 0)
+	read(300, 0)
+	if len(slept) != 1 {
+		t.Fatalf("response to a fresh request was delayed: %v", slept[1:])
+	}
+	read(300, requestGrace)
+	read(300, 0)
+	if len(slept) != 2 || slept[1] != batch {
+		t.Fatalf("after the grace second, slept %v, want a second delay of %s", slept, batch)
+	}
+}
+
+func TestWatchConfig(t *testing.T) {
+	base := &rest.Config{Host: "https://example:6443", UserAgent: "lease-exporter/test"}
+	if got := WatchConfig(base, 0); got != base {
+		t.Fatal("batch 0 must leave the config as it is (HTTP/2, no batching)")
+	}
+	w := WatchConfig(base, 100*time.Millisecond)
+	if w == base || base.Dial != nil || len(base.TLSClientConfig.NextProtos) != 0 {
+		t.Fatal("WatchConfig modified the config the lists use")
+	}
+	if len(w.TLSClientConfig.NextProtos) != 1 || w.TLSClientConfig.NextProtos[0] != "http/1.1" || w.Dial == nil {
+		t.Fatalf("watch config: NextProtos %v, Dial set %v; want http/1.1 and a batching dialer", w.TLSClientConfig.NextProtos, w.Dial != nil)
+	}
+	if w.Host != base.Host || w.UserAgent != base.UserAgent {
+		t.Fatal("watch config lost the connection settings")
+	}
+}
