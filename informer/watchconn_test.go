@@ -45,7 +45,7 @@ func TestBatchingConnDelaysOnlyAfterDrainingTheSocket(t *testing.T) {
 	if len(slept) != 0 {
 		t.Fatalf("reads of a backlog were delayed: %v", slept)
 	}
-	read(300, 0)                   // caught up with the API server
+	read(300, 0)                    // caught up with the API server
 	read(4096, 30*time.Millisecond) // the next read waits out the rest of the batch
 	if len(slept) != 1 || slept[0] != 70*time.Millisecond {
 		t.Fatalf("read after draining slept %v, want [70ms]", slept)
