@@ -1,18 +1,18 @@
-// Package informer owns everything about talking to the API server: it watches Leases with a
-// shared informer, keeps a compact cache of them, records what it observes on the watch, and
-// hands the collector a read-only View.
+// Package informer owns everything about talking to the API server: it watches Leases with
+// client-go's reflector, keeps a compact cache of them, records what it observes on the
+// watch, and hands the collector a read-only View.
 package informer
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 )
@@ -28,16 +28,18 @@ type View interface {
 	FreshAsOf(now time.Time) time.Time
 }
 
-// Leases watches Leases and implements View.
+// Leases watches Leases and implements View: per watched scope, one client-go reflector
+// (a cache.Controller) lists and watches, and writes straight into that scope's store.
 type Leases struct {
-	factories []informers.SharedInformerFactory
-	informers []cache.SharedIndexInformer
-	health    *health
+	controllers []cache.Controller
+	stores      []*store
+	health      *health
+	wg          sync.WaitGroup
 }
 
 var _ View = (*Leases)(nil)
 
-// New builds the informers; nothing talks to the API server until Start.
+// New builds the reflectors; nothing talks to the API server until Start.
 func New(client kubernetes.Interface, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Leases, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -57,53 +59,45 @@ func New(client kubernetes.Interface, opts Options, logger *slog.Logger, reg pro
 	if watcher == nil {
 		watcher = client
 	}
+	keep := opts.shardFilter()
 	for _, ns := range namespaces {
-		lw := &trackedListWatch{client: client, watcher: watcher, namespace: ns, tweak: tweak, keep: opts.shardFilter(),
-			health: l.health, metrics: m, now: now}
-		// One factory per namespace: namespaced RBAC (a Role per namespace) cannot list
+		// One scope per namespace: namespaced RBAC (a Role per namespace) cannot list
 		// cluster-wide, and one field selector cannot name several namespaces.
-		factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithNamespace(ns))
-		inf := factory.InformerFor(&coordinationv1.Lease{}, func(kubernetes.Interface, time.Duration) cache.SharedIndexInformer {
-			return cache.NewSharedIndexInformerWithOptions(lw.listWatcher(), &coordinationv1.Lease{}, cache.SharedIndexInformerOptions{})
-		})
-		obs := newObserver(now)
-		obs.store = inf.GetStore()
-		if err := inf.SetTransform(obs.transform); err != nil {
-			return nil, fmt.Errorf("set lease transform: %w", err)
-		}
-		if err := inf.SetWatchErrorHandlerWithContext(func(_ context.Context, _ *cache.Reflector, err error) {
-			l.health.failed(err)
-		}); err != nil {
-			return nil, fmt.Errorf("set watch error handler: %w", err)
-		}
-		if _, err := inf.AddEventHandler(obs.handler()); err != nil {
-			return nil, fmt.Errorf("add lease event handler: %w", err)
-		}
-		l.factories = append(l.factories, factory)
-		l.informers = append(l.informers, inf)
+		lw := &trackedListWatch{client: client, watcher: watcher, namespace: ns, tweak: tweak, keep: keep,
+			health: l.health}
+		st := newStore(now, keep, m, l.health)
+		l.stores = append(l.stores, st)
+		l.controllers = append(l.controllers, cache.New(&cache.Config{
+			Queue:             st,
+			ListerWatcher:     lw.listWatcher(),
+			ObjectType:        &coordinationv1.Lease{},
+			ObjectDescription: "leases.coordination.k8s.io",
+			Process:           func(any, bool) error { return nil }, // never called: see store.Pop
+			WatchErrorHandlerWithContext: func(_ context.Context, _ *cache.Reflector, err error) {
+				l.health.failed(err)
+			},
+		}))
 	}
 	return l, nil
 }
 
-// Start starts watching; the informers stop when ctx is done.
+// Start starts watching; the reflectors stop when ctx is done.
 func (l *Leases) Start(ctx context.Context) {
-	for _, f := range l.factories {
-		f.Start(ctx.Done())
+	for _, c := range l.controllers {
+		l.wg.Go(func() { c.RunWithContext(ctx) })
 	}
 }
 
-// Shutdown waits for the informers' goroutines to end after ctx passed to Start is done.
-func (l *Leases) Shutdown() {
-	for _, f := range l.factories {
-		f.Shutdown()
-	}
-}
+// Shutdown waits for the reflectors to end after ctx passed to Start is done.
+func (l *Leases) Shutdown() { l.wg.Wait() }
 
-// WaitForCacheSync blocks until every informer has synced; the error says why it stopped early.
+// WaitForCacheSync blocks until every scope has synced; the error says why it stopped early.
 func (l *Leases) WaitForCacheSync(ctx context.Context) error {
-	for _, f := range l.factories {
-		if err := f.WaitForCacheSyncWithContext(ctx).AsError(); err != nil {
-			return err
+	for _, s := range l.stores {
+		select {
+		case <-s.synced:
+		case <-ctx.Done():
+			return fmt.Errorf("lease cache not synced: %w", context.Cause(ctx))
 		}
 	}
 	return nil
@@ -111,8 +105,8 @@ func (l *Leases) WaitForCacheSync(ctx context.Context) error {
 
 // HasSynced implements View.
 func (l *Leases) HasSynced() bool {
-	for _, inf := range l.informers {
-		if !inf.HasSynced() {
+	for _, s := range l.stores {
+		if !s.HasSynced() {
 			return false
 		}
 	}
@@ -121,11 +115,11 @@ func (l *Leases) HasSynced() bool {
 
 // Range implements View.
 func (l *Leases) Range(fn func(*Lease)) {
-	for _, inf := range l.informers {
-		for _, obj := range inf.GetStore().List() {
-			if lease, ok := obj.(*Lease); ok {
-				fn(lease)
-			}
+	var buf []*Lease
+	for _, s := range l.stores {
+		buf = s.list(buf[:0])
+		for _, lease := range buf {
+			fn(lease)
 		}
 	}
 }

@@ -2,9 +2,7 @@ package informer
 
 import (
 	"context"
-	"strings"
 	"sync"
-	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,9 +14,9 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// trackedListWatch lists and watches Leases in one namespace ("" for all) and wraps each
-// watch so the exporter knows whether it is open (for staleness), counts its events, and
-// drops Leases outside this shard before they reach the cache.
+// trackedListWatch lists and watches Leases in one namespace ("" for all), tells health
+// about lists and about watches opening and closing (for staleness), and drops Leases
+// outside this shard from lists before the reflector copies them.
 type trackedListWatch struct {
 	client    kubernetes.Interface
 	watcher   kubernetes.Interface // opens the watches; see WatchConfig
@@ -26,8 +24,6 @@ type trackedListWatch struct {
 	tweak     func(*metav1.ListOptions)
 	keep      func(namespace, name string) bool
 	health    *health
-	metrics   *metrics
-	now       func() time.Time
 }
 
 func (t *trackedListWatch) listWatcher() cache.ListerWatcher {
@@ -61,9 +57,7 @@ func (t *trackedListWatch) watch(ctx context.Context, opts metav1.ListOptions) (
 	}
 	streaming := opts.SendInitialEvents != nil && *opts.SendInitialEvents
 	t.health.opened(streaming)
-	tw := &trackedWatch{inner: w, out: make(chan watch.Event), done: make(chan struct{}), owner: t}
-	go tw.run()
-	return tw, nil
+	return &trackedWatch{Interface: w, health: t.health}, nil
 }
 
 func filterItems(items []coordinationv1.Lease, keep func(string, string) bool) []coordinationv1.Lease {
@@ -79,68 +73,16 @@ func filterItems(items []coordinationv1.Lease, keep func(string, string) bool) [
 	return kept
 }
 
-// trackedWatch forwards the events of one watch.
+// trackedWatch tells health when the reflector abandons a watch, which it does as soon as
+// the stream ends. The reflector reads the events from the inner watch directly.
 type trackedWatch struct {
-	inner watch.Interface
-	out   chan watch.Event
-	done  chan struct{}
-	once  sync.Once
-	owner *trackedListWatch
+	watch.Interface
+	once   sync.Once
+	health *health
 }
 
-func (w *trackedWatch) run() {
-	defer close(w.out)
-	defer w.owner.health.closed()
-	m := w.owner.metrics
-	for ev := range w.inner.ResultChan() {
-		m.countEvent(eventType(ev.Type))
-		m.lastEventEpoch.Set(float64(w.owner.now().UnixMilli()) / 1e3)
-		if ev.Type == watch.Bookmark && isInitialEventsEnd(ev.Object) {
-			w.owner.health.caughtUp()
-		}
-		if !w.keep(ev) {
-			continue
-		}
-		select {
-		case w.out <- ev:
-		case <-w.done:
-			return
-		}
-	}
-}
-
-func (w *trackedWatch) keep(ev watch.Event) bool {
-	l, ok := ev.Object.(*coordinationv1.Lease)
-	return !ok || w.owner.keep == nil || ev.Type == watch.Bookmark || w.owner.keep(l.Namespace, l.Name)
-}
-
-// eventType is the label value of t, without allocating for the known types.
-func eventType(t watch.EventType) string {
-	switch t {
-	case watch.Added:
-		return "added"
-	case watch.Modified:
-		return "modified"
-	case watch.Deleted:
-		return "deleted"
-	case watch.Bookmark:
-		return "bookmark"
-	case watch.Error:
-		return "error"
-	}
-	return strings.ToLower(string(t))
-}
-
-func isInitialEventsEnd(obj runtime.Object) bool {
-	l, ok := obj.(*coordinationv1.Lease)
-	return ok && l.Annotations[metav1.InitialEventsAnnotationKey] == "true"
-}
-
-// Stop ends the watch; the reflector calls it when it abandons the watch.
+// Stop ends the watch.
 func (w *trackedWatch) Stop() {
-	w.once.Do(func() { close(w.done) })
-	w.inner.Stop()
+	w.once.Do(w.health.closed)
+	w.Interface.Stop()
 }
-
-// ResultChan returns the filtered events.
-func (w *trackedWatch) ResultChan() <-chan watch.Event { return w.out }

@@ -17,7 +17,7 @@ type metrics struct {
 
 // Label values pre-created so rate() has a zero to start from.
 var (
-	eventTypes   = []string{"added", "modified", "deleted", "bookmark", "error"}
+	eventTypes   = []string{"added", "modified", "deleted", "bookmark"}
 	errorReasons = []string{"forbidden", "unauthorized", "connection", "expired", "timeout", "other"}
 )
 
@@ -30,7 +30,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 		watchEvents: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "lease_exporter_watch_events_total",
-			Help: "Watch events received from the API server, by event type, before namespace and shard filtering.",
+			Help: "Watch events received from the API server, by event type, before shard filtering.",
 		}, []string{"type"}),
 		watchErrors: f.NewCounterVec(prometheus.CounterOpts{
 			Name: "lease_exporter_watch_errors_total",

@@ -1,0 +1,81 @@
+package informer
+
+import (
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+)
+
+var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+
+func rawLease(uid, rv, holder string, renew time.Time) *coordinationv1.Lease {
+	r := metav1.NewMicroTime(renew)
+	d := int32(15)
+	return &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "l", UID: types.UID(uid), ResourceVersion: rv,
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}, Labels: map[string]string{"a": "b"}},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, RenewTime: &r, LeaseDurationSeconds: &d},
+	}
+}
+
+func TestProjectDropsUnusedMetadata(t *testing.T) {
+	raw := rawLease("u1", "1", "a", t0)
+	l := Project(raw)
+	if l.Namespace() != "ns" || l.Name() != "l" || l.Holder != "a" || !l.HasRenewTime || l.RenewTime != t0.UnixMicro() ||
+		!l.HasDuration || l.DurationSeconds != 15 || l.HasTransitions || l.HasAcquireTime {
+		t.Fatalf("bad projection: %+v", l)
+	}
+	meta := l.GetObjectMeta()
+	if meta.GetResourceVersion() != "1" || meta.GetUID() != types.UID(parseUID("u1").String()) || meta.GetName() != "ns/l" || len(meta.GetManagedFields()) != 0 || len(meta.GetLabels()) != 0 {
+		t.Fatalf("metadata kept more than the key and versions: %+v", meta)
+	}
+	if key, _ := cache.MetaNamespaceKeyFunc(l); key != "ns/l" {
+		t.Fatalf("store key %q", key)
+	}
+}
+
+func TestExpiry(t *testing.T) {
+	l := Project(rawLease("u", "1", "a", t0))
+	for _, tc := range []struct {
+		at   time.Time
+		held bool
+	}{
+		{t0, true}, {t0.Add(15 * time.Second), true}, {t0.Add(15*time.Second + time.Microsecond), false},
+	} {
+		if got := l.Held(tc.at.UnixMicro()); got != tc.held {
+			t.Errorf("Held at %v = %v, want %v", tc.at.Sub(t0), got, tc.held)
+		}
+	}
+	l.Holder = ""
+	if l.Held(t0.UnixMicro()) {
+		t.Error("a Lease without holder is held")
+	}
+}
+
+func TestUIDRoundTrip(t *testing.T) {
+	const id = "0b5e8a52-4c0e-4f7e-9a55-000000000042"
+	if got := parseUID(id).String(); got != id {
+		t.Fatalf("parseUID(%s).String() = %s", id, got)
+	}
+	if parseUID("a") == parseUID("b") {
+		t.Fatal("distinct non-UUID UIDs collide")
+	}
+}
+
+func TestProjectPacksRareFields(t *testing.T) {
+	raw := rawLease("u1", "123", "l", t0) // holder equals the name, as for kubelets
+	if l := Project(raw); l.ResourceVersion() != "123" || l.Strategy() != "" || l.rare != nil || l.Holder != "l" {
+		t.Fatalf("common Lease: rv=%q rare=%v holder=%q", l.ResourceVersion(), l.rare, l.Holder)
+	}
+	raw.ResourceVersion = "opaque-rv"
+	s, p := coordinationv1.OldestEmulationVersion, "b"
+	raw.Spec.Strategy, raw.Spec.PreferredHolder = &s, &p
+	l := Project(raw)
+	if l.ResourceVersion() != "opaque-rv" || l.Strategy() != "OldestEmulationVersion" || l.PreferredHolder() != "b" {
+		t.Fatalf("rare fields lost: rv=%q strategy=%q preferred=%q", l.ResourceVersion(), l.Strategy(), l.PreferredHolder())
+	}
+}
