@@ -1,10 +1,11 @@
 package main
 
 import (
-	"compress/gzip"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,12 +18,14 @@ import (
 
 // metricsHandler serves the text format (what Prometheus asks for unless native histograms
 // are on) through the fast per-lease writer, and every other format (protobuf, OpenMetrics)
-// through client_golang with the same series. Both share one limit on concurrent scrapes.
+// through client_golang with the same series. Both share one limit on concurrent scrapes;
+// simultaneous gzip text scrapes share one render (sharedRenders).
 type metricsHandler struct {
 	self     prometheus.Gatherer // everything except the per-lease series
 	text     *collector.TextWriter
 	slow     http.Handler
 	inFlight chan struct{} // nil: no limit
+	shared   sharedRenders
 	logger   *slog.Logger
 }
 
@@ -61,26 +64,31 @@ func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if format.FormatType() != expfmt.TypeTextPlain {
 		format = expfmt.NewFormat(expfmt.TypeTextPlain).WithEscapingScheme(model.UnderscoreEscaping)
 	}
-	mfs, err := h.self.Gather()
-	if err != nil {
-		// As promhttp.ContinueOnError: serve what was gathered, log what was not.
-		h.logger.Error("gathering self-metrics", "err", err)
-	}
 	w.Header().Set("Content-Type", string(format))
-	out := http.ResponseWriter(w)
-	var gz *gzip.Writer
-	if strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
-		w.Header().Set("Content-Encoding", "gzip")
-		// BestSpeed: at 100k Leases the exposition is ~100 MB; default compression would
-		// triple the scrape time for a few percent smaller payload.
-		gz, _ = gzip.NewWriterLevel(w, gzip.BestSpeed)
-		out = gzipResponseWriter{w, gz}
+	write := func(out io.Writer) {
+		mfs, err := h.self.Gather()
+		if err != nil {
+			// As promhttp.ContinueOnError: serve what was gathered, log what was not.
+			h.logger.Error("gathering self-metrics", "err", err)
+		}
+		if err := h.text.Write(out, mfs); err != nil {
+			h.logger.Debug("writing metrics response", "err", err) // the client went away
+		}
 	}
-	if err := h.text.Write(out, mfs); err != nil {
-		h.logger.Debug("writing metrics response", "err", err) // the client went away
+	if !strings.Contains(r.Header.Get("Accept-Encoding"), "gzip") {
+		write(w)
+		return
 	}
-	if gz != nil {
-		_ = gz.Close()
+	// BestSpeed (see gzipWriters): at 100k Leases the exposition is ~100 MB; default
+	// compression would triple the scrape time for a few percent smaller payload.
+	body, err := h.shared.do(r.Context(), string(format), write)
+	if err != nil {
+		return // the client went away while waiting
+	}
+	w.Header().Set("Content-Encoding", "gzip")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	if _, err := w.Write(body); err != nil {
+		h.logger.Debug("writing metrics response", "err", err)
 	}
 }
 
@@ -102,10 +110,3 @@ func acceptsText(accept string) bool {
 	}
 	return false
 }
-
-type gzipResponseWriter struct {
-	http.ResponseWriter
-	gz *gzip.Writer
-}
-
-func (g gzipResponseWriter) Write(b []byte) (int, error) { return g.gz.Write(b) }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -120,5 +121,56 @@ func TestConcurrentScrapeLimit(t *testing.T) {
 	close(view.block)
 	if code := <-first; code != http.StatusOK {
 		t.Fatalf("first scrape: %d", code)
+	}
+}
+
+// TestSimultaneousGzipScrapesShareOneRender holds one gzip scrape inside the render while a
+// second arrives: the second must wait for it and get the same bytes, rendering nothing.
+func TestSimultaneousGzipScrapesShareOneRender(t *testing.T) {
+	view := newOneLeaseView()
+	h := handlerFor(view, 0).(*metricsHandler)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	unblock := sync.OnceFunc(func() { close(view.block) })
+	defer unblock() // before srv.Close, which waits for the blocked scrapes
+	scrape := func() (string, error) {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		req.Header.Set("Accept-Encoding", "gzip")
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			return "", err
+		}
+		b, err := io.ReadAll(zr)
+		return string(b), err
+	}
+	bodies := make(chan string, 2)
+	go func() { b, _ := scrape(); bodies <- b }()
+	<-view.entered // the first scrape is rendering
+	go func() { b, _ := scrape(); bodies <- b }()
+	deadline := time.Now().Add(10 * time.Second)
+	for h.shared.joined.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("second scrape never joined the running render")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	unblock()
+	a, b := <-bodies, <-bodies
+	if a == "" || a != b || !strings.Contains(a, "lease_held") {
+		t.Fatalf("scrapes got different or empty bodies:\n%.300s\n---\n%.300s", a, b)
+	}
+	readsForTwo := len(view.entered) + 1 // the first read was taken above
+	// A scrape alone, after the shared render finished, renders afresh.
+	if _, err := scrape(); err != nil {
+		t.Fatal(err)
+	}
+	readsForOne := len(view.entered) + 1 - readsForTwo
+	if readsForOne == 0 || readsForTwo != readsForOne {
+		t.Fatalf("two simultaneous scrapes read the view %d times, one scrape alone %d: the second rendered again", readsForTwo, readsForOne)
 	}
 }
