@@ -111,6 +111,15 @@ func (l *Lease) ResourceVersion() string {
 	return strconv.FormatUint(l.rv, 10)
 }
 
+// sameVersion reports whether a and b carry the same non-empty resource version, without
+// formatting it: the store asks on every event.
+func (l *Lease) sameVersion(o *Lease) bool {
+	if l.rare != nil && l.rare.resourceVersion != "" || o.rare != nil && o.rare.resourceVersion != "" {
+		return l.ResourceVersion() != "" && l.ResourceVersion() == o.ResourceVersion()
+	}
+	return l.rv != 0 && l.rv == o.rv
+}
+
 // Strategy is spec.strategy (coordinated leader election), "" when unset.
 func (l *Lease) Strategy() string {
 	if l.rare == nil {

@@ -79,3 +79,18 @@ func TestProjectPacksRareFields(t *testing.T) {
 		t.Fatalf("rare fields lost: rv=%q strategy=%q preferred=%q", l.ResourceVersion(), l.Strategy(), l.PreferredHolder())
 	}
 }
+
+func TestSameVersion(t *testing.T) {
+	rv := func(v string) *Lease { return Project(rawLease("u1", v, "a", t0)) }
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{"12", "12", true}, {"12", "13", false}, {"", "", false}, {"opaque", "opaque", true},
+		{"opaque", "12", false}, {"12", "opaque", false}, {"opaque", "other", false},
+	} {
+		if got := rv(tc.a).sameVersion(rv(tc.b)); got != tc.same {
+			t.Errorf("sameVersion(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
+		}
+	}
+}

@@ -8,7 +8,7 @@ package informer
 // Keeping observed state inside the records, instead of a second map, keeps memory per
 // Lease small; the store calls this in the order the watch delivered the events.
 func observe(prev, l *Lease, now int64) *Lease {
-	if prev != nil && prev.UID == l.UID && l.ResourceVersion() != "" && prev.ResourceVersion() == l.ResourceVersion() {
+	if prev != nil && prev.UID == l.UID && l.sameVersion(prev) {
 		return prev
 	}
 	if prev == nil || prev.UID != l.UID {

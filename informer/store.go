@@ -4,6 +4,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/client-go/tools/cache"
 )
@@ -61,25 +62,23 @@ func (s *store) record(obj any) *Lease {
 
 // Add caches a Lease from an ADDED event.
 func (s *store) Add(obj any) error {
-	s.event("added")
-	s.upsert(obj)
+	s.upsert(obj, s.event(s.metrics.added))
 	return nil
 }
 
 // Update caches a Lease from a MODIFIED event.
 func (s *store) Update(obj any) error {
-	s.event("modified")
-	s.upsert(obj)
+	s.upsert(obj, s.event(s.metrics.modified))
 	return nil
 }
 
-func (s *store) upsert(obj any) {
+func (s *store) upsert(obj any, now time.Time) {
 	l := s.record(obj)
 	if l == nil {
 		return
 	}
 	prev := s.leases[l.key] // the only writer may read without the lock
-	if rec := observe(prev, l, s.now().UnixMicro()); rec != prev {
+	if rec := observe(prev, l, now.UnixMicro()); rec != prev {
 		s.mu.Lock()
 		s.leases[l.key] = rec
 		s.mu.Unlock()
@@ -88,7 +87,7 @@ func (s *store) upsert(obj any) {
 
 // Delete drops a Lease on a DELETED event.
 func (s *store) Delete(obj any) error {
-	s.event("deleted")
+	s.event(s.metrics.deleted)
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
@@ -102,7 +101,7 @@ func (s *store) Delete(obj any) error {
 
 // Bookmark counts a BOOKMARK event; the reflector keeps its resource version.
 func (s *store) Bookmark(string) error {
-	s.event("bookmark")
+	s.event(s.metrics.bookmark)
 	return nil
 }
 
@@ -176,7 +175,10 @@ func (s *store) list(buf []*Lease) []*Lease {
 	return buf
 }
 
-func (s *store) event(typ string) {
-	s.metrics.countEvent(typ)
-	s.metrics.lastEventEpoch.Set(float64(s.now().UnixMilli()) / 1e3)
+// event counts one watch event and returns the time it was received.
+func (s *store) event(c prometheus.Counter) time.Time {
+	now := s.now()
+	c.Inc()
+	s.metrics.lastEventEpoch.Set(float64(now.UnixMilli()) / 1e3)
+	return now
 }

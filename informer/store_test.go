@@ -96,10 +96,10 @@ func TestRelistRecreationAndDelete(t *testing.T) {
 	if n := len(s.list(nil)); n != 0 {
 		t.Fatalf("%d Leases cached after deletes", n)
 	}
-	if got := testutil.ToFloat64(s.metrics.eventCounters["added"]); got != 1 {
+	if got := testutil.ToFloat64(s.metrics.added); got != 1 {
 		t.Fatalf("added events %v, want 1 (list items are not watch events)", got)
 	}
-	if got := testutil.ToFloat64(s.metrics.eventCounters["modified"]); got != 2 {
+	if got := testutil.ToFloat64(s.metrics.modified); got != 2 {
 		t.Fatalf("modified events %v, want 2", got)
 	}
 }
@@ -114,7 +114,7 @@ func TestStoreDropsOtherShards(t *testing.T) {
 	if got := s.list(nil); len(got) != 1 || got[0].Name() != "l" {
 		t.Fatalf("cached %d Leases, want only ns/l", len(got))
 	}
-	if got := testutil.ToFloat64(s.metrics.eventCounters["added"]); got != 1 {
+	if got := testutil.ToFloat64(s.metrics.added); got != 1 {
 		t.Fatalf("added events %v: events are counted before shard filtering", got)
 	}
 }

@@ -17,7 +17,7 @@ import (
 // goroutines of client-go's watch pipeline — about 80 µs of CPU per renewal on two cores,
 // where decoding and caching the event costs under 10 µs. Letting events queue in the kernel
 // for up to batch and reading them in one go shares that wake-up between all of them (see
-// docs/benchmarks.md). Metrics are scraped every 10 s or more, so a batch of 100 ms is not
+// docs/benchmarks.md). Metrics are scraped every 10 s or more, so a batch of 250 ms is not
 // visible in them.
 //
 // The watches use HTTP/1.1 so the socket is read by the goroutine that decodes events: over

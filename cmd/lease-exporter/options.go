@@ -107,7 +107,7 @@ var reservedPaths = map[string]bool{"/": true, "/healthz": true, "/readyz": true
 
 // parseOptions parses args; a usage error is reported as errUsage after printing usage.
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
-	o := &options{reachTimeout: 15 * time.Second, watchBatch: 100 * time.Millisecond}
+	o := &options{reachTimeout: 15 * time.Second, watchBatch: 250 * time.Millisecond}
 	fs := flag.NewFlagSet("lease-exporter", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o.AddFlags(fs)
