@@ -36,12 +36,16 @@ const protobufAccept = "application/vnd.google.protobuf;proto=io.prometheus.clie
 // compressed bytes, and has no timeout short enough to cut a 100k-Lease scrape.
 var scrapeClient = &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 8}}
 
+// exporterEnv and exporterArgs come from -exporter-env and -exporter-args.
+var exporterEnv, exporterArgs []string
+
 // startExporter starts bin and returns once /readyz answers 200, with the time from just
 // before the process was started. /readyz is polled every 10 ms.
 func startExporter(ctx context.Context, bin, kubeconfig string, extra ...string) (*proc, time.Duration, error) {
 	start := time.Now()
-	args := append([]string{"--kubeconfig=" + kubeconfig, "--web.enable-pprof", "--log.level=warn"}, extra...)
-	e, err := exporterproc.Start(ctx, bin, args...)
+	args := append([]string{"--kubeconfig=" + kubeconfig, "--web.enable-pprof", "--log.level=warn"}, exporterArgs...)
+	args = append(args, extra...)
+	e, err := exporterproc.StartWithEnv(ctx, bin, exporterEnv, args...)
 	if err != nil {
 		return nil, 0, err
 	}

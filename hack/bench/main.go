@@ -52,8 +52,11 @@ func run(ctx context.Context, logger *slog.Logger) error {
 	dir := flag.String("dir", "", "Control plane directory (default: a fresh one under /dev/shm, so etcd's fsyncs do not dominate creation).")
 	profileDir := flag.String("profile", "", "Save the main exporter's heap profile (after scrapes) and CPU profile (during churn) to this directory.")
 	jsonOut := flag.String("json", "", "Also write every run's raw numbers to this file.")
+	envFlag := flag.String("exporter-env", "", "Space-separated KEY=value pairs for the exporters' environment, e.g. GOMAXPROCS=1.")
+	argsFlag := flag.String("exporter-args", "", "Space-separated extra flags for every exporter, e.g. --kube.watch-batch-interval=0.")
 	smoke := flag.Bool("smoke", false, "Quick CI check: 1k Leases, one run, 200 renewals/s for 5s, 5 scrapes; asserts no thresholds.")
 	flag.Parse()
+	exporterEnv, exporterArgs = strings.Fields(*envFlag), strings.Fields(*argsFlag)
 	if *smoke {
 		*leasesFlag, *runs, *churnRate, *churnFor, *scrapes, *protoScrapes, *workers = "1000", 1, 200, 5*time.Second, 5, 1, 32
 	}
@@ -68,7 +71,7 @@ func run(ctx context.Context, logger *slog.Logger) error {
 	if err := ensureAssets(logger); err != nil {
 		return err
 	}
-	logger.Info("machine", "cpus", runtime.NumCPU(), "load1", load1())
+	logger.Info("machine", "cpus", runtime.NumCPU(), "load1", load1(), "exporter_env", exporterEnv, "exporter_args", exporterArgs)
 
 	tmp, err := os.MkdirTemp(shmOr(*dir), "lease-exporter-bench-")
 	if err != nil {

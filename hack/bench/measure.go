@@ -166,13 +166,14 @@ func measure(ctx context.Context, cl *cluster, n int, cfg config) (Run, error) {
 	return r, nil
 }
 
-// concurrentScrapes compares the exporter's CPU per scrape when scrapes come one at a time
-// and when two arrive together (two Prometheus replicas): each renders on its own.
+// concurrentScrapes compares the exporter's CPU per scrape when gzip scrapes (what
+// Prometheus sends) come one at a time and when two arrive together (two Prometheus
+// replicas), which the exporter serves from one render.
 func concurrentScrapes(p *proc, k int, r *Run) error {
 	var walls1, walls2 []float64
 	c0 := p.cpuSeconds()
 	for range k {
-		d, _, _, err := p.scrape(textIdentity, false)
+		d, _, _, err := p.scrape(textGzip, false)
 		if err != nil {
 			return err
 		}
@@ -184,7 +185,7 @@ func concurrentScrapes(p *proc, k int, r *Run) error {
 		var wg sync.WaitGroup
 		errs := make([]error, 2)
 		for j := range 2 {
-			wg.Go(func() { _, _, _, errs[j] = p.scrape(textIdentity, false) })
+			wg.Go(func() { _, _, _, errs[j] = p.scrape(textGzip, false) })
 		}
 		wg.Wait()
 		if errs[0] != nil || errs[1] != nil {

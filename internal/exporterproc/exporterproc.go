@@ -56,6 +56,11 @@ type Exporter struct {
 // Start runs bin with args plus --web.listen-address on a free loopback port (unless args
 // set one), and waits until /healthz answers. The process is killed if the caller dies.
 func Start(ctx context.Context, bin string, args ...string) (*Exporter, error) {
+	return StartWithEnv(ctx, bin, nil, args...)
+}
+
+// StartWithEnv is Start with env (KEY=value) added to the inherited environment.
+func StartWithEnv(ctx context.Context, bin string, env []string, args ...string) (*Exporter, error) {
 	addr := ""
 	for _, a := range args {
 		if v, ok := strings.CutPrefix(a, "--web.listen-address="); ok {
@@ -73,6 +78,9 @@ func Start(ctx context.Context, bin string, args ...string) (*Exporter, error) {
 	e := &Exporter{addr: addr, logs: &syncBuffer{}, done: make(chan struct{})}
 	e.cmd = exec.Command(bin, args...)
 	e.cmd.Stdout, e.cmd.Stderr = e.logs, e.logs
+	if len(env) > 0 {
+		e.cmd.Env = append(os.Environ(), env...)
+	}
 	e.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := e.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", bin, err)
