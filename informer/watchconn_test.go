@@ -1,7 +1,9 @@
 package informer
 
 import (
+	"context"
 	"net"
+	"syscall"
 	"testing"
 	"time"
 
@@ -86,5 +88,51 @@ func TestWatchConfig(t *testing.T) {
 	}
 	if w.Host != base.Host || w.UserAgent != base.UserAgent {
 		t.Fatal("watch config lost the connection settings")
+	}
+}
+
+// TestWatchConnectionKeepalive checks the socket options that replace HTTP/2's pings: a
+// watch whose peer vanished without a FIN or RST (a partition, a dead node) must fail within
+// about 30 s, or watch_up would stay 1 while renewals silently stop arriving.
+func TestWatchConnectionKeepalive(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			defer c.Close()
+			time.Sleep(time.Second)
+		}
+	}()
+	cfg := WatchConfig(&rest.Config{Host: "https://" + ln.Addr().String()}, time.Second)
+	c, err := cfg.Dial(context.Background(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	bc, ok := c.(*batchingConn)
+	if !ok {
+		t.Fatalf("dialed %T, want *batchingConn", c)
+	}
+	raw, err := bc.Conn.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	_ = raw.Control(func(fd uintptr) {
+		for name, opt := range map[string][2]int{
+			"SO_KEEPALIVE": {syscall.SOL_SOCKET, syscall.SO_KEEPALIVE}, "TCP_KEEPIDLE": {syscall.IPPROTO_TCP, syscall.TCP_KEEPIDLE},
+			"TCP_KEEPINTVL": {syscall.IPPROTO_TCP, syscall.TCP_KEEPINTVL}, "TCP_KEEPCNT": {syscall.IPPROTO_TCP, syscall.TCP_KEEPCNT},
+		} {
+			got[name], _ = syscall.GetsockoptInt(int(fd), opt[0], opt[1])
+		}
+	})
+	want := map[string]int{"SO_KEEPALIVE": 1, "TCP_KEEPIDLE": 15, "TCP_KEEPINTVL": 5, "TCP_KEEPCNT": 3}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %d, want %d (dead connections noticed after %d+%d*%d s)", k, got[k], v, want["TCP_KEEPIDLE"], want["TCP_KEEPCNT"], want["TCP_KEEPINTVL"])
+		}
 	}
 }
