@@ -14,10 +14,12 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -121,10 +123,36 @@ func run(ctx context.Context, logger *slog.Logger) error {
 	}
 	writeTable(os.Stdout, results)
 	if *jsonOut != "" {
-		b, _ := json.MarshalIndent(results, "", "  ")
+		b, err := json.MarshalIndent(jsonResults(results), "", "  ")
+		if err != nil {
+			return fmt.Errorf("-json: %w", err)
+		}
 		return os.WriteFile(*jsonOut, b, 0o644)
 	}
 	return nil
+}
+
+// jsonResults turns the results into plain maps with null for NaN (a measure that was
+// skipped, e.g. -proto-scrapes 0), which encoding/json cannot write as a number.
+func jsonResults(sizes []Size) []map[string]any {
+	out := make([]map[string]any, 0, len(sizes))
+	for _, s := range sizes {
+		runs := make([]map[string]any, 0, len(s.Runs))
+		for _, r := range s.Runs {
+			m := map[string]any{}
+			v := reflect.ValueOf(r)
+			for i := range v.NumField() {
+				f := v.Field(i).Interface()
+				if x, ok := f.(float64); ok && math.IsNaN(x) {
+					f = nil
+				}
+				m[v.Type().Field(i).Name] = f
+			}
+			runs = append(runs, m)
+		}
+		out = append(out, map[string]any{"Leases": s.Leases, "CreatePerS": s.CreatePerS, "Runs": runs})
+	}
+	return out
 }
 
 // ensureAssets builds (or finds the cached) control plane binaries when KUBEBUILDER_ASSETS
