@@ -1,0 +1,48 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestREADMEDocumentsEveryFlag keeps the README's flag table and the flags in step: a flag
+// added without a row, or a row left for a removed flag, fails here.
+func TestREADMEDocumentsEveryFlag(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var documented []string
+	rowFlag := regexp.MustCompile("`--([a-z0-9.-]+)`")
+	for line := range strings.Lines(string(readme)) {
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`--") {
+			continue
+		}
+		for _, m := range rowFlag.FindAllStringSubmatch(cells[1], -1) {
+			documented = append(documented, m[1])
+		}
+	}
+	fs := flag.NewFlagSet("lease-exporter", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	(&options{}).AddFlags(fs)
+	var defined []string
+	fs.VisitAll(func(f *flag.Flag) { defined = append(defined, f.Name) })
+	slices.Sort(documented)
+	slices.Sort(defined)
+	for _, name := range defined {
+		if !slices.Contains(documented, name) {
+			t.Errorf("flag --%s is not in the README's flag table", name)
+		}
+	}
+	for _, name := range documented {
+		if !slices.Contains(defined, name) {
+			t.Errorf("README documents --%s, which the exporter does not have", name)
+		}
+	}
+}
