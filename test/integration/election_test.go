@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lease-exporter/lease-exporter/internal/election"
+	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
 )
 
 // Scrape intervals. The fast one is for watching a failover: after a crash the Lease is
@@ -106,9 +107,20 @@ func TestElectionSingleLeader(t *testing.T) {
 // A leader that crashes stops renewing; the Lease must read as not held once it expires, and
 // a follower takes over ~1-2s later (its retry period), which must count exactly once.
 func TestElectionCrashedLeader(t *testing.T) {
-	ns := newNamespace(t, "crash")
-	pool := startPool(t, ns, "crash", 3, false)
-	p := newProbe(env.exp, ns, "crash")
+	crashedLeader(t, env.exp, "crash")
+}
+
+// TestElectionUnbatchedWatch runs the crash scenario through an exporter that reads each
+// watch event as it arrives, over HTTP/2 (--kube.watch-batch-interval=0), the path every
+// other test's batched HTTP/1.1 watch replaces by default.
+func TestElectionUnbatchedWatch(t *testing.T) {
+	crashedLeader(t, startTestExporter(t, "--kube.watch-batch-interval=0"), "unbatched")
+}
+
+func crashedLeader(t *testing.T, exp *exporterproc.Exporter, prefix string) {
+	ns := newNamespace(t, prefix)
+	pool := startPool(t, ns, prefix, 3, false)
+	p := newProbe(exp, ns, prefix)
 	old, before := waitSteady(t, p, pool)
 
 	pool.Remove(old) // release=false: stops renewing and gives nothing up
