@@ -17,6 +17,7 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/internal/election"
 	"github.com/lease-exporter/lease-exporter/internal/promstack"
+	"github.com/lease-exporter/lease-exporter/internal/testsuite"
 )
 
 // promSample is one element of an instant vector.
@@ -213,24 +214,15 @@ func (s *scenario) diagnose() {
 			t.Logf("===== exporter /metrics for %s/%s =====\n%s", l[0], l[1], scrape.LeaseLines(l[0], l[1]))
 		}
 	}
-	t.Logf("===== lease-exporter log =====\n%s", tail(env.exporter.Logs(), 40))
-	t.Logf("===== prometheus log =====\n%s", tail(env.prom.Logs(), 25))
-	t.Logf("===== alertmanager log =====\n%s", tail(env.am.Logs(), 25))
+	t.Logf("===== lease-exporter log =====\n%s", testsuite.Tail(env.exporter.Logs(), 40))
+	t.Logf("===== prometheus log =====\n%s", testsuite.Tail(env.prom.Logs(), 25))
+	t.Logf("===== alertmanager log =====\n%s", testsuite.Tail(env.am.Logs(), 25))
 	for _, p := range env.cp.Processes() {
 		if p.Name() == "kube-apiserver" || strings.HasPrefix(p.Name(), "kube-scheduler") {
-			t.Logf("===== %s log =====\n%s", p.Name(), tail(p.Logs(), 25))
+			t.Logf("===== %s log =====\n%s", p.Name(), testsuite.Tail(p.Logs(), 25))
 		}
 	}
-	t.Logf("===== client-go (candidates) log =====\n%s", tail(readFile(env.klogPath), 30))
-}
-
-// tail returns the last n lines of s.
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	t.Logf("===== client-go (candidates) log =====\n%s", testsuite.Tail(readFile(env.klogPath), 30))
 }
 
 func readFile(path string) string {

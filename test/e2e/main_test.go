@@ -30,6 +30,7 @@ import (
 	"github.com/lease-exporter/lease-exporter/internal/controlplane"
 	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
 	"github.com/lease-exporter/lease-exporter/internal/promstack"
+	"github.com/lease-exporter/lease-exporter/internal/testsuite"
 )
 
 // Shortened `for:` durations for the test copy of the rules; expressions and thresholds stay
@@ -207,7 +208,7 @@ func (e *environment) waitScraped(ctx context.Context) error {
 		body, _ = io.ReadAll(targets.Body)
 		targets.Body.Close()
 	}
-	return fmt.Errorf("prometheus never scraped a synced exporter\ntargets: %s\nprometheus log:\n%s", body, tail(e.prom.Logs(), 30))
+	return fmt.Errorf("prometheus never scraped a synced exporter\ntargets: %s\nprometheus log:\n%s", body, testsuite.Tail(e.prom.Logs(), 30))
 }
 
 // teardown stops everything setup started, newest first; it copes with a partial setup.

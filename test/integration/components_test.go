@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lease-exporter/lease-exporter/internal/controlplane"
+	"github.com/lease-exporter/lease-exporter/internal/testsuite"
 )
 
 // fastElection shortens the components' leader election (defaults 15s/10s/2s) so a failover
@@ -51,7 +52,7 @@ func testComponentFailover(t *testing.T, name string, identity *regexp.Regexp) {
 		procs[i] = p
 		t.Cleanup(func() {
 			if t.Failed() {
-				t.Logf("===== %s log (%s), last 40 lines =====\n%s", p.Name(), p.LogPath(), tail(p.Logs(), 40))
+				t.Logf("===== %s log (%s), last 40 lines =====\n%s", p.Name(), p.LogPath(), testsuite.Tail(p.Logs(), 40))
 			}
 			if err := p.Stop(); err != nil {
 				t.Errorf("stop %s: %v", p.Name(), err)
@@ -64,7 +65,7 @@ func testComponentFailover(t *testing.T, name string, identity *regexp.Regexp) {
 	before := probe.until(t, deadline, poll, "one "+name+" leads and the exporter shows it", func(m leaseMetrics) error {
 		for _, p := range procs {
 			if p.Exited() {
-				return brokenf("%s exited:\n%s", p.Name(), tail(p.Logs(), 20))
+				return brokenf("%s exited:\n%s", p.Name(), testsuite.Tail(p.Logs(), 20))
 			}
 		}
 		lease, err := probe.api()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/internal/controlplane"
 	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testsuite"
 )
 
 // env is shared by every test in the package: a control plane takes seconds to start and a
@@ -33,39 +34,19 @@ type testEnv struct {
 // TestMain sets up the shared environment. A missing KUBEBUILDER_ASSETS makes the package
 // FAIL (exit 1 with the reason), never skip: a silently skipped end-to-end suite proves nothing.
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
-}
-
-func runMain(m *testing.M) (code int) {
-	// A recognisable directory name: the control plane, the binary and their logs live here,
-	// so `pgrep -f lease-exporter-integration-` finds anything this package left running.
-	dir, err := os.MkdirTemp("", "lease-exporter-integration-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "integration:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-
-	e, err := setup(dir)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "integration: setup failed: %v\n", err)
-		return 1
-	}
-	env = e
-	defer func() {
-		if code != 0 {
-			dumpLogs(e)
+	os.Exit(testsuite.Main(m, "integration", func(dir string) (func(bool) error, error) {
+		e, err := setup(dir)
+		if err != nil {
+			return nil, err
 		}
-		if err := e.exp.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "integration: stop exporter: %v\n", err)
-			code = 1
-		}
-		if err := e.cp.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "integration: stop control plane: %v\n", err)
-			code = 1
-		}
-	}()
-	return m.Run()
+		env = e
+		return func(failed bool) error {
+			if failed {
+				dumpLogs(e)
+			}
+			return errors.Join(e.exp.Stop(), e.cp.Stop())
+		}, nil
+	}))
 }
 
 // setup builds the binary while the control plane starts: both are slow and mostly wait on
@@ -144,7 +125,7 @@ func startTestExporter(t *testing.T, flags ...string) *exporterproc.Exporter {
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("===== lease-exporter %s log =====\n%s", desc, tail(exp.Logs(), 60))
+			t.Logf("===== lease-exporter %s log =====\n%s", desc, testsuite.Tail(exp.Logs(), 60))
 		}
 		if err := exp.Stop(); err != nil {
 			t.Errorf("stop lease-exporter %s: %v", desc, err)
@@ -156,18 +137,10 @@ func startTestExporter(t *testing.T, flags ...string) *exporterproc.Exporter {
 // dumpLogs prints the shared processes' logs after a failure, so a CI log alone shows what
 // the API server and the exporter were doing.
 func dumpLogs(e *testEnv) {
-	fmt.Fprintf(os.Stderr, "===== shared lease-exporter log (last 80 lines) =====\n%s\n", tail(e.exp.Logs(), 80))
+	fmt.Fprintf(os.Stderr, "===== shared lease-exporter log (last 80 lines) =====\n%s\n", testsuite.Tail(e.exp.Logs(), 80))
 	for _, p := range e.cp.Processes() {
 		if p.Name() == "etcd" || p.Name() == "kube-apiserver" {
-			fmt.Fprintf(os.Stderr, "===== %s log (last 40 lines) =====\n%s\n", p.Name(), tail(p.Logs(), 40))
+			fmt.Fprintf(os.Stderr, "===== %s log (last 40 lines) =====\n%s\n", p.Name(), testsuite.Tail(p.Logs(), 40))
 		}
 	}
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testsuite"
 )
 
 // clearLimitMessage reports whether a 503 body says why: too many concurrent scrapes, and the
@@ -121,7 +122,7 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	if strings.Contains(exp.Logs(), "DATA RACE") || exp.ExitCode() != 0 {
-		t.Fatalf("race build exited %d after load; log:\n%s", exp.ExitCode(), tail(exp.Logs(), 80))
+		t.Fatalf("race build exited %d after load; log:\n%s", exp.ExitCode(), testsuite.Tail(exp.Logs(), 80))
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/internal/controlplane"
 	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testsuite"
 )
 
 // env is shared by every test: a control plane takes seconds to start and two builds of the
@@ -34,35 +35,21 @@ type testEnv struct {
 // TestMain fails the package, never skips it, when KUBEBUILDER_ASSETS is missing: a silently
 // skipped fault suite proves nothing.
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
-}
-
-func runMain(m *testing.M) (code int) {
-	// A recognisable name: `pgrep -f lease-exporter-reliability-` finds leftovers.
-	dir, err := os.MkdirTemp("", "lease-exporter-reliability-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "reliability:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	e, err := setup(dir)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "reliability: setup failed: %v\n", err)
-		return 1
-	}
-	env = e
-	defer func() {
-		if code != 0 {
-			for _, p := range e.cp.Processes() {
-				fmt.Fprintf(os.Stderr, "===== %s log (last 40 lines) =====\n%s\n", p.Name(), tail(p.Logs(), 40))
+	os.Exit(testsuite.Main(m, "reliability", func(dir string) (func(bool) error, error) {
+		e, err := setup(dir)
+		if err != nil {
+			return nil, err
+		}
+		env = e
+		return func(failed bool) error {
+			if failed {
+				for _, p := range e.cp.Processes() {
+					fmt.Fprintf(os.Stderr, "===== %s log (last 40 lines) =====\n%s\n", p.Name(), testsuite.Tail(p.Logs(), 40))
+				}
 			}
-		}
-		if err := e.cp.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "reliability: stop control plane: %v\n", err)
-			code = 1
-		}
-	}()
-	return m.Run()
+			return e.cp.Stop()
+		}, nil
+	}))
 }
 
 // setup builds both binaries while the control plane starts: the compiler and etcd plus
@@ -131,7 +118,7 @@ func startExporter(t *testing.T, bin string, flags ...string) *exporterproc.Expo
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("===== lease-exporter %s log (last 80 lines) =====\n%s", strings.Join(flags, " "), tail(exp.Logs(), 80))
+			t.Logf("===== lease-exporter %s log (last 80 lines) =====\n%s", strings.Join(flags, " "), testsuite.Tail(exp.Logs(), 80))
 		}
 		select {
 		case <-exp.Done():
@@ -154,13 +141,4 @@ func startReady(t *testing.T, bin, namespace string, flags ...string) *exporterp
 		t.Fatalf("lease-exporter not ready: %v", err)
 	}
 	return exp
-}
-
-// tail returns the last n lines of s.
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/internal/election"
 	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testsuite"
 )
 
 // Long is a leader-election timing whose lease outlives a short API server restart (stop,
@@ -222,7 +223,7 @@ func checkRunLogs(t *testing.T, exp *exporterproc.Exporter, outages int) {
 	t.Logf("exporter logged %d error lines and %d recoveries", len(failed), len(recovered))
 	if outages >= 0 && (len(failed) != outages || len(recovered) != outages) {
 		t.Errorf("want %d error lines and %d recovery lines, got %d and %d:\n%s", outages, outages,
-			len(failed), len(recovered), tail(logs, 40))
+			len(failed), len(recovered), testsuite.Tail(logs, 40))
 	}
 	if len(failed) != len(recovered) {
 		t.Errorf("%d failure runs logged but %d recoveries", len(failed), len(recovered))

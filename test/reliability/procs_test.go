@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testsuite"
 )
 
 // rawExporter runs the binary where exporterproc.Start cannot: with TLS or basic auth its
@@ -41,7 +42,7 @@ func startRaw(t *testing.T, args ...string) *rawExporter {
 	go func() { _ = e.cmd.Wait(); close(e.done) }()
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("===== lease-exporter %s log =====\n%s", strings.Join(args, " "), tail(e.logs.String(), 40))
+			t.Logf("===== lease-exporter %s log =====\n%s", strings.Join(args, " "), testsuite.Tail(e.logs.String(), 40))
 		}
 		_ = syscall.Kill(-e.cmd.Process.Pid, syscall.SIGTERM)
 		select {

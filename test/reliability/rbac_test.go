@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testsuite"
 )
 
 // missingPermissionHint is the part of the exporter's forbidden log line that names what to grant.
@@ -116,7 +117,7 @@ func TestRBACRevoked(t *testing.T) {
 		t.Errorf("/readyz = %d after revocation, want 200 (synced once)", code)
 	}
 	if errs := logLines(exp.Logs(), "ERROR", missingPermissionHint); len(errs) != 1 {
-		t.Errorf("want one error line naming the missing permission after revocation, got %d:\n%s", len(errs), tail(exp.Logs(), 20))
+		t.Errorf("want one error line naming the missing permission after revocation, got %d:\n%s", len(errs), testsuite.Tail(exp.Logs(), 20))
 	}
 	select {
 	case <-exp.Done():

@@ -1,0 +1,47 @@
+// Package testsuite is the TestMain of the suites that share one control plane and exporter
+// build per package (test/integration, test/reliability): a directory for everything the run
+// writes, the package's setup, and its teardown with logs on failure.
+package testsuite
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// Main runs the package's tests in a fresh directory and returns the exit code. The directory
+// is named lease-exporter-<name>-*, so `pgrep -f lease-exporter-<name>-` finds any process a
+// run left behind. setup builds the shared environment in it; a setup failure fails the
+// package (exit 1 with the reason) and never skips it: a silently skipped suite proves nothing.
+// teardown runs after the tests, told whether any failed so it can print its processes' logs;
+// an error from it fails the package too.
+func Main(m *testing.M, name string, setup func(dir string) (teardown func(failed bool) error, err error)) (code int) {
+	dir, err := os.MkdirTemp("", "lease-exporter-"+name+"-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	teardown, err := setup(dir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: setup failed: %v\n", name, err)
+		return 1
+	}
+	defer func() {
+		if err := teardown(code != 0); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: teardown: %v\n", name, err)
+			code = 1
+		}
+	}()
+	return m.Run()
+}
+
+// Tail returns the last n lines of s, for logs in failure messages.
+func Tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
