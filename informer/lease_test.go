@@ -94,3 +94,17 @@ func TestSameVersion(t *testing.T) {
 		}
 	}
 }
+
+func TestParseUIDForms(t *testing.T) {
+	for _, bad := range []string{"0b5e8a52-4c0e-4f7e-9a55-00000000004z", "0b5e8a524c0e4f7e9a5500000000004200ab", "x"} {
+		if parseUID(types.UID(bad)).String() == bad {
+			t.Errorf("%q parsed as a UUID", bad)
+		}
+		if parseUID(types.UID(bad)) != parseUID(types.UID(bad)) {
+			t.Errorf("%q: hashing is not stable", bad)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { parseUID("0b5e8a52-4c0e-4f7e-9a55-000000000042") }); n != 0 {
+		t.Errorf("parseUID allocates %v times per UUID; it runs for every watch event", n)
+	}
+}

@@ -3,7 +3,6 @@ package informer
 import (
 	"encoding/hex"
 	"hash/fnv"
-	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -15,9 +14,19 @@ type uid [16]byte
 
 func parseUID(s types.UID) uid {
 	var u uid
-	if b, err := hex.DecodeString(strings.ReplaceAll(string(s), "-", "")); err == nil && len(b) == 16 && len(s) == 36 {
-		copy(u[:], b)
-		return u
+	// Group by group into u, without allocating: this runs for every watch event.
+	if len(s) == 36 && s[8] == '-' && s[13] == '-' && s[18] == '-' && s[23] == '-' {
+		ok := true
+		for _, g := range [5][3]int{{0, 8, 0}, {9, 13, 4}, {14, 18, 6}, {19, 23, 8}, {24, 36, 10}} {
+			if _, err := hex.Decode(u[g[2]:], []byte(s[g[0]:g[1]])); err != nil {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return u
+		}
+		u = uid{}
 	}
 	h := fnv.New128a()
 	h.Write([]byte(s))
