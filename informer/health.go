@@ -28,6 +28,9 @@ type health struct {
 	failing      bool
 	failingSince time.Time
 	failures     int
+	// catchingUp counts open streaming lists (sendInitialEvents) whose initial events have
+	// not all arrived: until then that scope's cache is behind, whatever the others say.
+	catchingUp int
 	// logged holds the reasons already logged in the current run of failures.
 	logged map[string]bool
 }
@@ -43,12 +46,13 @@ func (h *health) opened(streamingList bool) {
 	defer h.mu.Unlock()
 	h.open++
 	h.everOpened = true
+	if streamingList {
+		h.catchingUp++
+	}
 	// A plain watch resumes from the cache's resource version: the API server replays what
 	// was missed at once, so the view is current from now on. (A settle delay here made
 	// every reconnect evaluate fresh renewals at an older moment: negative renew ages.)
-	if h.open == h.want && !streamingList {
-		h.freshFrom = h.now()
-	}
+	h.markFreshIfCurrent()
 	h.recovered()
 	h.metrics.watchUp.Set(boolFloat(h.open == h.want))
 }
@@ -69,15 +73,34 @@ func (h *health) listed() {
 func (h *health) caughtUp() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.open == h.want {
+	h.catchingUp = max(0, h.catchingUp-1)
+	h.markFreshIfCurrent()
+}
+
+// markFreshIfCurrent starts the fresh period once every watch is open and caught up.
+// Callers hold h.mu.
+func (h *health) markFreshIfCurrent() {
+	if h.open == h.want && h.catchingUp == 0 {
 		h.freshFrom = h.now()
 	}
 }
 
-// closed records a watch that ended, for whatever reason.
-func (h *health) closed() {
+// inInitialStream reports whether some streaming list is still sending its initial events;
+// batched watch reads pause meanwhile (see WatchConfig).
+func (h *health) inInitialStream() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	return h.catchingUp > 0
+}
+
+// closed records a watch that ended, for whatever reason; catchingUp says it was a
+// streaming list that ended before its initial events were all in.
+func (h *health) closed(catchingUp bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if catchingUp {
+		h.catchingUp = max(0, h.catchingUp-1)
+	}
 	if h.open == h.want && !h.freshFrom.IsZero() && !h.now().Before(h.freshFrom) {
 		h.lostAt = h.now()
 	}

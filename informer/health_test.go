@@ -56,7 +56,7 @@ func TestFreshAsOf(t *testing.T) {
 		t.Fatalf("all watches open: got %v want now", got)
 	}
 	lost := now
-	h.closed()
+	h.closed(false)
 	now = now.Add(time.Minute)
 	if got := h.FreshAsOf(now); !got.Equal(lost) {
 		t.Fatalf("after losing a watch: got %v want %v", got, lost)
@@ -69,6 +69,33 @@ func TestFreshAsOf(t *testing.T) {
 	h.caughtUp()
 	if got := h.FreshAsOf(now); !got.Equal(now) {
 		t.Fatal("not current after the initial-events bookmark")
+	}
+}
+
+// TestStreamingListsCatchUpPerScope: with two watched namespaces both relisting by streaming,
+// the first to catch up must not make the view current while the other still streams its
+// initial events (its cache is behind; judging it now would show false expiries).
+func TestStreamingListsCatchUpPerScope(t *testing.T) {
+	now := t0
+	h := newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), 2, func() time.Time { return now })
+	h.opened(true)
+	h.opened(true)
+	if !h.inInitialStream() {
+		t.Fatal("two streaming lists open, none caught up, but not in an initial stream")
+	}
+	now = now.Add(10 * time.Second)
+	h.caughtUp()
+	if got := h.FreshAsOf(now); !got.Equal(t0) {
+		t.Fatalf("one of two streaming lists caught up: view current at %v, want frozen at %v", got, t0)
+	}
+	// The other one fails before its initial events are in, and retries with a plain watch.
+	h.closed(true)
+	if h.inInitialStream() {
+		t.Fatal("a streaming list that ended still counts as catching up")
+	}
+	h.opened(false)
+	if got := h.FreshAsOf(now); !got.Equal(now) {
+		t.Fatalf("both watches open and caught up: got %v, want now", got)
 	}
 }
 
@@ -103,7 +130,7 @@ func TestRelistAfterOutageStaysFrozen(t *testing.T) {
 	h.opened(false)
 	now = now.Add(time.Minute)
 	lost := now
-	h.closed()
+	h.closed(false)
 	now = now.Add(time.Minute)
 	h.listed()
 	if got := h.FreshAsOf(now); !got.Equal(lost) {

@@ -55,9 +55,12 @@ func New(client kubernetes.Interface, opts Options, logger *slog.Logger, reg pro
 	m := newMetrics(reg)
 	l := &Leases{health: newHealth(logger, m, len(namespaces), now)}
 	tweak := opts.tweakListOptions()
-	watcher := opts.WatchClient
-	if watcher == nil {
-		watcher = client
+	watcher := client
+	if opts.WatchConfig != nil {
+		var err error
+		if watcher, err = kubernetes.NewForConfig(WatchConfig(opts.WatchConfig, opts.WatchBatch, l.health.inInitialStream)); err != nil {
+			return nil, fmt.Errorf("build watch client: %w", err)
+		}
 	}
 	keep := opts.shardFilter()
 	for _, ns := range namespaces {
@@ -66,6 +69,7 @@ func New(client kubernetes.Interface, opts Options, logger *slog.Logger, reg pro
 		lw := &trackedListWatch{client: client, watcher: watcher, namespace: ns, tweak: tweak, keep: keep,
 			health: l.health}
 		st := newStore(now, keep, m, l.health)
+		st.catchingUp = &lw.catchingUp
 		l.stores = append(l.stores, st)
 		l.controllers = append(l.controllers, cache.New(&cache.Config{
 			Queue:             st,

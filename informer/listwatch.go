@@ -3,6 +3,7 @@ package informer
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,6 +25,9 @@ type trackedListWatch struct {
 	tweak     func(*metav1.ListOptions)
 	keep      func(namespace, name string) bool
 	health    *health
+	// catchingUp is set while this scope's streaming list sends its initial events; the
+	// store clears it (Replace) when they are all in, or the watch when it ends early.
+	catchingUp atomic.Bool
 }
 
 func (t *trackedListWatch) listWatcher() cache.ListerWatcher {
@@ -56,8 +60,9 @@ func (t *trackedListWatch) watch(ctx context.Context, opts metav1.ListOptions) (
 		return nil, err
 	}
 	streaming := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+	t.catchingUp.Store(streaming)
 	t.health.opened(streaming)
-	return &trackedWatch{Interface: w, health: t.health}, nil
+	return &trackedWatch{Interface: w, scope: t}, nil
 }
 
 func filterItems(items []coordinationv1.Lease, keep func(string, string) bool) []coordinationv1.Lease {
@@ -77,12 +82,12 @@ func filterItems(items []coordinationv1.Lease, keep func(string, string) bool) [
 // the stream ends. The reflector reads the events from the inner watch directly.
 type trackedWatch struct {
 	watch.Interface
-	once   sync.Once
-	health *health
+	once  sync.Once
+	scope *trackedListWatch
 }
 
 // Stop ends the watch.
 func (w *trackedWatch) Stop() {
-	w.once.Do(w.health.closed)
+	w.once.Do(func() { w.scope.health.closed(w.scope.catchingUp.Swap(false)) })
 	w.Interface.Stop()
 }

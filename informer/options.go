@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // Options narrow what the informer watches.
@@ -24,9 +24,10 @@ type Options struct {
 	LeaseSelector string
 	// Shard and TotalShards split Leases between replicas by a stable hash of namespace/name.
 	Shard, TotalShards int
-	// WatchClient opens the watches, e.g. a client built from WatchConfig; nil means the
-	// client that lists.
-	WatchClient kubernetes.Interface
+	// WatchConfig, when set, is the client configuration the watches use, with reads
+	// batched by WatchBatch (see WatchConfig); nil means the client that lists watches too.
+	WatchConfig *rest.Config
+	WatchBatch  time.Duration
 	// Now is the clock; nil means time.Now. Tests replace it.
 	Now func() time.Time
 }

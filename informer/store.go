@@ -2,6 +2,7 @@ package informer
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,6 +22,8 @@ type store struct {
 	keep    func(namespace, name string) bool // nil keeps every Lease
 	metrics *metrics
 	health  *health
+	// catchingUp is the scope's: set while a streaming list sends its initial events.
+	catchingUp *atomic.Bool
 
 	// leases is written only by the reflector's goroutine, under mu; scrapes read it.
 	mu     sync.RWMutex
@@ -119,7 +122,11 @@ func (s *store) Replace(items []any, _ string) error {
 	s.leases = next
 	s.mu.Unlock()
 	s.syncOnce.Do(func() { close(s.synced) })
-	s.health.caughtUp()
+	// After a streaming list the watch stays open and this is its end of initial events;
+	// a plain list comes before its watch opens, which then marks the view fresh.
+	if s.catchingUp != nil && s.catchingUp.Swap(false) {
+		s.health.caughtUp()
+	}
 	return nil
 }
 

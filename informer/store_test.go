@@ -3,6 +3,7 @@ package informer
 import (
 	"errors"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -153,5 +154,27 @@ func TestPopBlocksUntilClose(t *testing.T) {
 	s.Close() // the controller and a shutdown may both close
 	if err := <-done; !errors.Is(err, cache.ErrFIFOClosed) {
 		t.Fatalf("Pop after Close = %v, want ErrFIFOClosed (ends the controller's processing loop)", err)
+	}
+}
+
+// TestReplaceEndsInitialStream: after a streaming list, Replace is the end of the initial
+// events: the scope is caught up (batched reads resume, the view may be current). After a
+// plain list it says nothing: the watch that follows marks the view current.
+func TestReplaceEndsInitialStream(t *testing.T) {
+	s := newTestStore()
+	var catching atomic.Bool
+	s.catchingUp = &catching
+	_ = s.Replace(nil, "1") // plain list
+	if s.health.inInitialStream() {
+		t.Fatal("a plain list started an initial stream")
+	}
+	catching.Store(true)
+	s.health.opened(true)
+	if !s.health.inInitialStream() {
+		t.Fatal("streaming list open but not catching up")
+	}
+	_ = s.Replace([]any{rawLease("u1", "1", "a", t0)}, "2")
+	if s.health.inInitialStream() || catching.Load() {
+		t.Fatal("still catching up after the streaming list's Replace")
 	}
 }

@@ -25,8 +25,11 @@ import (
 // flow-control update. HTTP/2's pings, which notice a dead connection, are replaced by TCP
 // keepalives of the same reach (about 30 s without a packet). Lists keep using cfg.
 //
+// Reads are not delayed while pause reports true: the informer pauses batching while a
+// streaming list sends its initial events, which arrive as fast as the API server can send.
+//
 // batch 0 returns cfg unchanged: every event is read as it arrives, over HTTP/2.
-func WatchConfig(cfg *rest.Config, batch time.Duration) *rest.Config {
+func WatchConfig(cfg *rest.Config, batch time.Duration, pause func() bool) *rest.Config {
 	if batch <= 0 {
 		return cfg
 	}
@@ -41,26 +44,31 @@ func WatchConfig(cfg *rest.Config, batch time.Duration) *rest.Config {
 		if err != nil {
 			return nil, err
 		}
-		return newBatchingConn(c, batch), nil
+		bc := newBatchingConn(c, batch)
+		bc.pause = pause
+		return bc, nil
 	}
 	return w
 }
 
 // batchingConn delays a read that follows a read which emptied the socket, until batch has
 // passed since that read: a stream that keeps up with its sender is read once per batch, a
-// backlog (a relist, a burst) is read at full speed. A request written on the connection opens
-// a grace second without delays, so the API server's replay after a watch opens (or reopens
-// after an outage) reaches the cache at once: the view is judged current from that moment.
+// backlog (a relist, a burst) is read at full speed. The first bytes of the answer to a
+// request written on the connection open a grace second without delays, so the API server's
+// replay after a watch opens (or reopens after an outage) reaches the cache at once: the
+// view is judged current from the moment the answer's headers arrive.
 type batchingConn struct {
 	net.Conn
 	batch time.Duration
+	pause func() bool // nil: never paused
 	// Read state; HTTP/1.1 reads a connection from one goroutine at a time.
-	lastRead time.Time
-	drained  bool
-	// graceUntil is written by the request writer, concurrently with reads.
-	graceUntil atomic.Int64
-	now        func() time.Time
-	sleep      func(time.Duration)
+	lastRead   time.Time
+	drained    bool
+	graceUntil time.Time
+	// requested is set by the request writer, concurrently with reads.
+	requested atomic.Bool
+	now       func() time.Time
+	sleep     func(time.Duration)
 }
 
 // requestGrace is how long after a request the response is read without delays.
@@ -71,9 +79,8 @@ func newBatchingConn(c net.Conn, batch time.Duration) *batchingConn {
 }
 
 func (c *batchingConn) Read(p []byte) (int, error) {
-	if c.drained {
-		now := c.now()
-		if now.UnixNano() >= c.graceUntil.Load() {
+	if c.drained && !c.requested.Load() && (c.pause == nil || !c.pause()) {
+		if now := c.now(); !now.Before(c.graceUntil) {
 			if wait := c.batch - now.Sub(c.lastRead); wait > 0 {
 				c.sleep(wait)
 			}
@@ -82,10 +89,13 @@ func (c *batchingConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
 	c.lastRead = c.now()
 	c.drained = n < len(p)
+	if n > 0 && c.requested.Swap(false) {
+		c.graceUntil = c.lastRead.Add(requestGrace)
+	}
 	return n, err
 }
 
 func (c *batchingConn) Write(p []byte) (int, error) {
-	c.graceUntil.Store(c.now().Add(requestGrace).UnixNano())
+	c.requested.Store(true)
 	return c.Conn.Write(p)
 }

@@ -58,28 +58,44 @@ func TestBatchingConnDelaysOnlyAfterDrainingTheSocket(t *testing.T) {
 		t.Fatalf("read after a batch had already passed slept %v", slept[1:])
 	}
 
-	// A request (a new watch on this connection) reads its response at once for a second.
+	// A request (a new watch on this connection) is answered without delay however long the
+	// API server takes, and the answer's first second is read unbatched.
 	if _, err := c.Write([]byte("GET /apis/coordination.k8s.io/v1/leases?watch=1")); err != nil {
 		t.Fatal(err)
 	}
+	read(300, 2*time.Second) // headers after a slow start (priority and fairness queueing)
 	read(300, 0)
-	read(300, 0)
+	read(300, 500*time.Millisecond)
 	if len(slept) != 1 {
-		t.Fatalf("response to a fresh request was delayed: %v", slept[1:])
+		t.Fatalf("answer to a fresh request was delayed: %v", slept[1:])
 	}
 	read(300, requestGrace)
 	read(300, 0)
 	if len(slept) != 2 || slept[1] != batch {
 		t.Fatalf("after the grace second, slept %v, want a second delay of %s", slept, batch)
 	}
+
+	// Paused (a streaming list is sending its initial events): no delays at all.
+	paused := true
+	c.pause = func() bool { return paused }
+	read(300, 0)
+	read(300, 0)
+	if len(slept) != 2 {
+		t.Fatalf("reads delayed while paused: %v", slept[2:])
+	}
+	paused = false
+	read(300, 0)
+	if len(slept) != 3 {
+		t.Fatalf("batching did not resume after the pause: %v", slept)
+	}
 }
 
 func TestWatchConfig(t *testing.T) {
 	base := &rest.Config{Host: "https://example:6443", UserAgent: "lease-exporter/test"}
-	if got := WatchConfig(base, 0); got != base {
+	if got := WatchConfig(base, 0, nil); got != base {
 		t.Fatal("batch 0 must leave the config as it is (HTTP/2, no batching)")
 	}
-	w := WatchConfig(base, 100*time.Millisecond)
+	w := WatchConfig(base, 100*time.Millisecond, nil)
 	if w == base || base.Dial != nil || len(base.TLSClientConfig.NextProtos) != 0 {
 		t.Fatal("WatchConfig modified the config the lists use")
 	}
@@ -106,7 +122,7 @@ func TestWatchConnectionKeepalive(t *testing.T) {
 			time.Sleep(time.Second)
 		}
 	}()
-	cfg := WatchConfig(&rest.Config{Host: "https://" + ln.Addr().String()}, time.Second)
+	cfg := WatchConfig(&rest.Config{Host: "https://" + ln.Addr().String()}, time.Second, nil)
 	c, err := cfg.Dial(context.Background(), "tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
