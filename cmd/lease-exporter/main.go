@@ -63,9 +63,7 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 		return unreachableError{fmt.Errorf("%w (configured by %s)", err, source)}
 	}
 	logger.Info("connected to API server", "host", cfg.Host, "config", source, "watching", opts.informer.Describe())
-	if opts.informer.WatchClient, err = kubernetes.NewForConfig(informer.WatchConfig(cfg, opts.watchBatch)); err != nil {
-		return kubeConfigError{fmt.Errorf("build watch client from %s: %w", source, err)}
-	}
+	opts.informer.WatchConfig, opts.informer.WatchBatch = cfg, opts.watchBatch
 
 	reg := newRegistry()
 	leases, err := informer.New(client, opts.informer, logger.With("component", "informer"), reg)

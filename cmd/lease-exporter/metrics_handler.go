@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -82,6 +83,10 @@ func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// BestSpeed (see gzipWriters): at 100k Leases the exposition is ~100 MB; default
 	// compression would triple the scrape time for a few percent smaller payload.
 	body, err := h.shared.do(r.Context(), string(format), write)
+	if errors.Is(err, errRenderFailed) {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
 	if err != nil {
 		return // the client went away while waiting
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"compress/gzip"
+	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -172,5 +174,36 @@ func TestSimultaneousGzipScrapesShareOneRender(t *testing.T) {
 	readsForOne := len(view.entered) + 1 - readsForTwo
 	if readsForOne == 0 || readsForTwo != readsForOne {
 		t.Fatalf("two simultaneous scrapes read the view %d times, one scrape alone %d: the second rendered again", readsForTwo, readsForOne)
+	}
+}
+
+// TestWaiterOfAPanickedRenderGets500: a scrape waiting for another scrape's render must not
+// get an empty gzip body when that render panics.
+func TestWaiterOfAPanickedRenderGets500(t *testing.T) {
+	var s sharedRenders
+	entered, release := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer func() { _ = recover() }() // net/http recovers the rendering scrape's panic
+		_, _ = s.do(context.Background(), "text/plain", func(io.Writer) {
+			close(entered)
+			<-release
+			panic("render failed")
+		})
+	}()
+	<-entered
+	got := make(chan error)
+	go func() {
+		_, err := s.do(context.Background(), "text/plain", func(io.Writer) { t.Error("the waiter rendered") })
+		got <- err
+	}()
+	for s.joined.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	if err := <-got; !errors.Is(err, errRenderFailed) {
+		t.Fatalf("waiter of a panicked render got %v, want errRenderFailed", err)
+	}
+	if body, err := s.do(context.Background(), "text/plain", func(w io.Writer) { _, _ = w.Write([]byte("ok")) }); err != nil || len(body) == 0 {
+		t.Fatalf("render after the failed one: %v", err)
 	}
 }

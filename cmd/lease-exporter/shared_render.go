@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -23,8 +24,12 @@ type sharedRenders struct {
 
 type sharedRender struct {
 	done chan struct{}
-	body []byte
+	body []byte // nil if the render failed (panicked)
 }
+
+// errRenderFailed is what scrapes that waited get when the render they waited for panicked
+// (the scrape that rendered is aborted by net/http, which logs the panic).
+var errRenderFailed = errors.New("the metrics render this scrape waited for failed; see the exporter's log")
 
 // gzipWriters are reused: each holds ~1.2 MB of compression state.
 var gzipWriters = sync.Pool{New: func() any {
@@ -33,7 +38,8 @@ var gzipWriters = sync.Pool{New: func() any {
 }}
 
 // do returns the gzipped exposition for contentType: rendered by render, or by the render
-// already running for the same content type. It fails only when ctx ends while waiting.
+// already running for the same content type. It fails when ctx ends while waiting, or with
+// errRenderFailed when the render it waited for panicked.
 func (s *sharedRenders) do(ctx context.Context, contentType string, render func(io.Writer)) ([]byte, error) {
 	s.mu.Lock()
 	if r, ok := s.inFlight[contentType]; ok {
@@ -41,6 +47,9 @@ func (s *sharedRenders) do(ctx context.Context, contentType string, render func(
 		s.joined.Add(1)
 		select {
 		case <-r.done:
+			if r.body == nil {
+				return nil, errRenderFailed
+			}
 			return r.body, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -63,7 +72,8 @@ func (s *sharedRenders) do(ctx context.Context, contentType string, render func(
 	gz := gzipWriters.Get().(*gzip.Writer)
 	gz.Reset(&buf)
 	render(gz)
-	_ = gz.Close() // writes to a bytes.Buffer cannot fail
+	_ = gz.Close()       // writes to a bytes.Buffer cannot fail
+	gz.Reset(io.Discard) // or the pooled writer would keep this body alive
 	gzipWriters.Put(gz)
 	r.body = buf.Bytes()
 	return r.body, nil
