@@ -10,26 +10,32 @@ import (
 	"testing"
 )
 
+// Env is a suite's shared environment. Teardown runs after the tests, told whether any failed
+// so it can print its processes' logs; an error from it fails the package.
+type Env interface {
+	Teardown(failed bool) error
+}
+
 // Main runs the package's tests in a fresh directory and returns the exit code. The directory
 // is named lease-exporter-<name>-*, so `pgrep -f lease-exporter-<name>-` finds any process a
-// run left behind. setup builds the shared environment in it; a setup failure fails the
-// package (exit 1 with the reason) and never skips it: a silently skipped suite proves nothing.
-// teardown runs after the tests, told whether any failed so it can print its processes' logs;
-// an error from it fails the package too.
-func Main(m *testing.M, name string, setup func(dir string) (teardown func(failed bool) error, err error)) (code int) {
+// run left behind. setup builds the shared environment in it and Main stores it in *env for
+// the tests; a setup failure fails the package (exit 1 with the reason) and never skips it:
+// a silently skipped suite proves nothing.
+func Main[E Env](m *testing.M, name string, env *E, setup func(dir string) (E, error)) (code int) {
 	dir, err := os.MkdirTemp("", "lease-exporter-"+name+"-")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	teardown, err := setup(dir)
+	e, err := setup(dir)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: setup failed: %v\n", name, err)
 		return 1
 	}
+	*env = e
 	defer func() {
-		if err := teardown(code != 0); err != nil {
+		if err := e.Teardown(code != 0); err != nil {
 			fmt.Fprintf(os.Stderr, "%s: teardown: %v\n", name, err)
 			code = 1
 		}

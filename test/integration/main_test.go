@@ -34,19 +34,16 @@ type testEnv struct {
 // TestMain sets up the shared environment. A missing KUBEBUILDER_ASSETS makes the package
 // FAIL (exit 1 with the reason), never skip: a silently skipped end-to-end suite proves nothing.
 func TestMain(m *testing.M) {
-	os.Exit(testsuite.Main(m, "integration", func(dir string) (func(bool) error, error) {
-		e, err := setup(dir)
-		if err != nil {
-			return nil, err
-		}
-		env = e
-		return func(failed bool) error {
-			if failed {
-				dumpLogs(e)
-			}
-			return errors.Join(e.exp.Stop(), e.cp.Stop())
-		}, nil
-	}))
+	os.Exit(testsuite.Main(m, "integration", &env, setup))
+}
+
+// Teardown stops the shared exporter and control plane, after printing their logs if a test
+// failed.
+func (e *testEnv) Teardown(failed bool) error {
+	if failed {
+		dumpLogs(e)
+	}
+	return errors.Join(e.exp.Stop(), e.cp.Stop())
 }
 
 // setup builds the binary while the control plane starts: both are slow and mostly wait on

@@ -35,21 +35,17 @@ type testEnv struct {
 // TestMain fails the package, never skips it, when KUBEBUILDER_ASSETS is missing: a silently
 // skipped fault suite proves nothing.
 func TestMain(m *testing.M) {
-	os.Exit(testsuite.Main(m, "reliability", func(dir string) (func(bool) error, error) {
-		e, err := setup(dir)
-		if err != nil {
-			return nil, err
+	os.Exit(testsuite.Main(m, "reliability", &env, setup))
+}
+
+// Teardown stops the control plane, after printing its processes' logs if a test failed.
+func (e *testEnv) Teardown(failed bool) error {
+	if failed {
+		for _, p := range e.cp.Processes() {
+			fmt.Fprintf(os.Stderr, "===== %s log (last 40 lines) =====\n%s\n", p.Name(), testsuite.Tail(p.Logs(), 40))
 		}
-		env = e
-		return func(failed bool) error {
-			if failed {
-				for _, p := range e.cp.Processes() {
-					fmt.Fprintf(os.Stderr, "===== %s log (last 40 lines) =====\n%s\n", p.Name(), testsuite.Tail(p.Logs(), 40))
-				}
-			}
-			return e.cp.Stop()
-		}, nil
-	}))
+	}
+	return e.cp.Stop()
 }
 
 // setup builds both binaries while the control plane starts: the compiler and etcd plus
