@@ -27,10 +27,14 @@ type Options struct {
 	// WatchConfig, when set, is the client configuration the watches use, with reads
 	// batched by WatchBatch (see WatchConfig); nil means the client that lists watches too.
 	WatchConfig *rest.Config
-	WatchBatch  time.Duration
+	// WatchBatch is how long watch events may queue before they are read together.
+	WatchBatch time.Duration
 	// Now is the clock; nil means time.Now. Tests replace it.
 	Now func() time.Time
 }
+
+// maxWatchBatch keeps batching well under the lease durations the metrics judge (10–60 s).
+const maxWatchBatch = 5 * time.Second
 
 // Validate reports the first invalid option, saying how to fix it.
 func (o Options) Validate() error {
@@ -44,6 +48,9 @@ func (o Options) Validate() error {
 	}
 	if _, err := labels.Parse(o.LeaseSelector); err != nil {
 		return fmt.Errorf("invalid --lease-selector %q: %w", o.LeaseSelector, err)
+	}
+	if o.WatchBatch < 0 || o.WatchBatch > maxWatchBatch {
+		return fmt.Errorf("invalid --kube.watch-batch-interval %s: must be between 0 and %s (longer makes every metric lag)", o.WatchBatch, maxWatchBatch)
 	}
 	if o.TotalShards < 1 || o.Shard < 0 || o.Shard >= o.TotalShards {
 		return fmt.Errorf("invalid sharding --shard=%d --total-shards=%d: need 0 <= shard < total-shards", o.Shard, o.TotalShards)

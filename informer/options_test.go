@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -19,6 +20,7 @@ func TestOptionsValidate(t *testing.T) {
 		{Options{TotalShards: 1, Namespaces: []string{"a"}, ExcludeNamespaces: []string{"b"}}, "cannot be combined"},
 		{Options{TotalShards: 2, Shard: 2}, "need 0 <= shard < total-shards"},
 		{Options{TotalShards: 0}, "invalid sharding"},
+		{Options{TotalShards: 1, WatchBatch: -time.Second}, "invalid --kube.watch-batch-interval -1s"},
 	} {
 		err := tc.opts.Validate()
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {

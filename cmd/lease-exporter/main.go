@@ -63,7 +63,7 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 		return unreachableError{fmt.Errorf("%w (configured by %s)", err, source)}
 	}
 	logger.Info("connected to API server", "host", cfg.Host, "config", source, "watching", opts.informer.Describe())
-	opts.informer.WatchConfig, opts.informer.WatchBatch = cfg, opts.watchBatch
+	opts.informer.WatchConfig = cfg
 
 	reg := newRegistry()
 	leases, err := informer.New(client, opts.informer, logger.With("component", "informer"), reg)

@@ -36,8 +36,6 @@ type options struct {
 	nodeLeases     collector.NodeLeases
 	// reachTimeout bounds the start-up check that the API server answers at all.
 	reachTimeout time.Duration
-	// watchBatch is how long watch events may queue before they are read together.
-	watchBatch time.Duration
 }
 
 func (o *options) AddFlags(fs *flag.FlagSet) {
@@ -57,7 +55,7 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.informer.Shard, "shard", 0, "This replica's shard number, from 0 to --total-shards - 1.")
 	fs.IntVar(&o.informer.TotalShards, "total-shards", 1, "Number of shards Leases are split across (stable hash of namespace/name).")
 	fs.DurationVar(&o.reachTimeout, "kube.reach-timeout", o.reachTimeout, "How long to wait at start for the API server to answer before exiting with code 4.")
-	fs.DurationVar(&o.watchBatch, "kube.watch-batch-interval", o.watchBatch, "Read watch events in batches at most this far apart, which cuts CPU per Lease update about fourfold at high churn; metrics lag by up to this much. 0 reads each event as it arrives.")
+	fs.DurationVar(&o.informer.WatchBatch, "kube.watch-batch-interval", o.informer.WatchBatch, "Read watch events in batches at most this far apart, which cuts CPU per Lease update about fourfold at high churn; metrics lag by up to this much. 0 reads each event as it arrives.")
 	fs.BoolVar(&o.showVersion, "version", false, "Print version information and exit.")
 }
 
@@ -86,9 +84,6 @@ func (o *options) Validate() error {
 	if o.reachTimeout <= 0 {
 		return fmt.Errorf("invalid --kube.reach-timeout %s: must be positive", o.reachTimeout)
 	}
-	if o.watchBatch < 0 || o.watchBatch > maxWatchBatch {
-		return fmt.Errorf("invalid --kube.watch-batch-interval %s: must be between 0 and %s (longer makes every metric lag)", o.watchBatch, maxWatchBatch)
-	}
 	if o.maxRequests < 0 {
 		return fmt.Errorf("invalid --web.max-requests %d: must be 0 (no limit) or more", o.maxRequests)
 	}
@@ -100,14 +95,11 @@ func (o *options) Validate() error {
 	return nil
 }
 
-// maxWatchBatch keeps batching well under the lease durations the metrics judge (10–60 s).
-const maxWatchBatch = 5 * time.Second
-
 var reservedPaths = map[string]bool{"/": true, "/healthz": true, "/readyz": true}
 
 // parseOptions parses args; a usage error is reported as errUsage after printing usage.
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
-	o := &options{reachTimeout: 15 * time.Second, watchBatch: 250 * time.Millisecond}
+	o := &options{reachTimeout: 15 * time.Second, informer: informer.Options{WatchBatch: 250 * time.Millisecond}}
 	fs := flag.NewFlagSet("lease-exporter", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o.AddFlags(fs)
