@@ -71,7 +71,7 @@ type batchingConn struct {
 	sleep     func(time.Duration)
 }
 
-// requestGrace is how long after a request the response is read without delays.
+// requestGrace is how long the answer to a request is read without delays, from its first bytes.
 const requestGrace = time.Second
 
 func newBatchingConn(c net.Conn, batch time.Duration) *batchingConn {
