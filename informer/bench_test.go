@@ -37,10 +37,11 @@ func nodeLease(i int, renew time.Time) *coordinationv1.Lease {
 	}
 }
 
-// benchStore is a store as the informer builds it, with metrics and health.
-func benchStore() *store {
+// benchStore is a Lease store as the informer builds it, with metrics and health.
+func benchStore() *store[*Lease] {
 	m := newMetrics(prometheus.NewRegistry())
-	return newStore(time.Now, nil, m, newHealth(slog.New(slog.DiscardHandler), m, 1, time.Now))
+	h := newHealth(slog.New(slog.DiscardHandler), m, time.Now)
+	return newScopes(leaseSource{}, observe, clients{}, []string{""}, Options{}, time.Now, m, h)[0].store
 }
 
 // BenchmarkStoreUpdate is the event path after decoding: one renewal of a cached node Lease
@@ -143,7 +144,7 @@ func syncedHeapPerLease(b *testing.B, client *fake.Clientset, n int) float64 {
 	before := liveHeap()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	l, err := New(client, Options{TotalShards: 1}, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
+	l, err := NewForClient(client, Options{}, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -69,19 +68,19 @@ func anyExists(paths []string) bool {
 
 // CheckReachable asks the API server for its version, so an unreachable or misconfigured
 // cluster is a clear error at start instead of an exporter that never becomes ready.
-func CheckReachable(ctx context.Context, client kubernetes.Interface, host string, timeout time.Duration) error {
+func (l *Leases) CheckReachable(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var lastErr error
 	for {
-		_, lastErr = client.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+		_, lastErr = l.clients.list.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
 		var status apierrors.APIStatus
 		if lastErr == nil || errors.As(lastErr, &status) {
 			return nil // any HTTP answer proves the server is there; RBAC is judged later
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("API server %s not reachable within %s: %w", host, timeout, lastErr)
+			return fmt.Errorf("API server %s not reachable within %s: %w", l.host, timeout, lastErr)
 		case <-time.After(time.Second):
 		}
 	}

@@ -1,67 +1,126 @@
 package informer
 
 import (
-	"errors"
 	"log/slog"
-	"net"
 	"sync"
-	"syscall"
 	"time"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
-// health tracks whether the exporter's view of the API server is current. The collector
-// evaluates scrape-time series (held, renew age) at FreshAsOf, so a broken watch freezes them
-// at the last moment the view was known to be true instead of letting every Lease "expire".
+// health tracks whether the exporter's view of the API server is current, over every scope
+// of every source: the view is current only while every scope's watch is open and caught up.
+// The collector evaluates scrape-time series (held, renew age) at FreshAsOf, so a broken watch
+// freezes them at the last moment the view was known to be true instead of letting every
+// Lease "expire".
+//
+// Each scope reports through its own scopeHealth, the only writer of that scope's state.
 type health struct {
 	logger  *slog.Logger
 	metrics *metrics
-	want    int // watches that must be open: one per informer
 	now     func() time.Time
 
-	mu           sync.Mutex
-	open         int
-	lostAt       time.Time // when the view stopped being current
-	freshFrom    time.Time // zero until the open watches have caught up
-	everOpened   bool      // some watch has opened since start
-	failing      bool
-	failingSince time.Time
-	failures     int
-	// catchingUp counts open streaming lists (sendInitialEvents) whose initial events have
-	// not all arrived: until then that scope's cache is behind, whatever the others say.
-	catchingUp int
+	mu sync.Mutex
+	// want, open and catchingUp count scopes: all of them, those whose watch is open, and
+	// those whose streaming list (sendInitialEvents) has not sent all its initial events.
+	want, open, catchingUp int
+	lostAt                 time.Time // when the view stopped being current
+	freshFrom              time.Time // zero until the open watches have caught up
+	everOpened             bool      // some watch has opened since start
+	failing                bool
+	failingSince           time.Time
+	failures               int
 	// logged holds the reasons already logged in the current run of failures.
 	logged map[string]bool
 }
 
-func newHealth(logger *slog.Logger, m *metrics, want int, now func() time.Time) *health {
-	return &health{logger: logger, metrics: m, want: want, now: now, lostAt: now()}
+func newHealth(logger *slog.Logger, m *metrics, now func() time.Time) *health {
+	return &health{logger: logger, metrics: m, now: now, lostAt: now()}
 }
 
-// opened records a watch that the API server accepted. A streaming list (sendInitialEvents)
-// is only current once its initial-events-end bookmark arrives; see caughtUp.
-func (h *health) opened(streamingList bool) {
+// watchState is where one scope's watch stands.
+type watchState uint8
+
+const (
+	watchClosed     watchState = iota // none open: before the first, or after one ended
+	watchCatchingUp                   // a streaming list is sending its initial events
+	watchCurrent                      // open, and the cache has everything it sent
+)
+
+// reporter is how a scope tells health about its list and watch.
+type reporter interface {
+	// listed records a successful list.
+	listed()
+	// opened records a watch the API server accepted; streaming is a streaming list's.
+	opened(streaming bool)
+	// caughtUp records the end of a list; it ends a streaming list's initial events.
+	caughtUp()
+	// closed records a watch that ended, for whatever reason.
+	closed()
+	// failed records a failed list or watch.
+	failed(err error)
+}
+
+// scopeHealth is one scope's part of health: the state of its watch, which only that scope
+// writes (through reporter), and what it watches, for the log.
+type scopeHealth struct {
+	h        *health
+	resource string     // e.g. "leases.coordination.k8s.io"
+	state    watchState // guarded by h.mu
+}
+
+var _ reporter = (*scopeHealth)(nil)
+
+// scope adds a scope watching resource; the view is current only once it is too.
+func (h *health) scope(resource string) *scopeHealth {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.open++
-	h.everOpened = true
-	if streamingList {
-		h.catchingUp++
-	}
-	// A plain watch resumes from the cache's resource version: the API server replays what
-	// was missed at once, so the view is current from now on. (A settle delay here made
-	// every reconnect evaluate fresh renewals at an older moment: negative renew ages.)
-	h.markFreshIfCurrent()
-	h.recovered()
-	h.metrics.watchUp.Set(boolFloat(h.open == h.want))
+	h.want++
+	h.metrics.setWatchUp(false)
+	return &scopeHealth{h: h, resource: resource}
 }
 
-// listed records a successful list. Before any watch has opened, the initial list is the
-// freshest state there is. After an outage the view stays frozen at the moment it was lost
-// until the watch is back: a relist alone would judge Leases whose holders have not yet
-// reconnected as expired while the exporter still reports itself stale.
-func (h *health) listed() {
+// set moves the scope to state to and keeps health's counts. Callers hold h.mu.
+func (s *scopeHealth) set(to watchState) {
+	h := s.h
+	if s.state != watchClosed {
+		h.open--
+	}
+	if s.state == watchCatchingUp {
+		h.catchingUp--
+	}
+	if to != watchClosed {
+		h.open++
+	}
+	if to == watchCatchingUp {
+		h.catchingUp++
+	}
+	s.state = to
+	h.metrics.setWatchUp(h.open == h.want)
+}
+
+// opened implements reporter. A plain watch resumes from the cache's resource version: the
+// API server replays what was missed at once, so the view is current from now on. (A settle
+// delay here made every reconnect evaluate fresh renewals at an older moment: negative renew
+// ages.) A streaming list is only current once its initial events are in; see caughtUp.
+func (s *scopeHealth) opened(streaming bool) {
+	h := s.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.everOpened = true
+	if streaming {
+		s.set(watchCatchingUp)
+	} else {
+		s.set(watchCurrent)
+	}
+	h.markFreshIfCurrent()
+	h.recovered()
+}
+
+// listed implements reporter. Before any watch has opened, the initial list is the freshest
+// state there is. After an outage the view stays frozen at the moment it was lost until the
+// watch is back: a relist alone would judge Leases whose holders have not yet reconnected as
+// expired while the exporter still reports itself stale.
+func (s *scopeHealth) listed() {
+	h := s.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.open < h.want && !h.everOpened {
@@ -69,13 +128,35 @@ func (h *health) listed() {
 	}
 }
 
-// caughtUp records the end of a streaming list's initial events.
-func (h *health) caughtUp() {
+// caughtUp implements reporter. After a streaming list the watch stays open and this is its
+// end of initial events; a plain list comes before its watch opens, which then marks the view
+// fresh, so it changes nothing.
+func (s *scopeHealth) caughtUp() {
+	h := s.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.catchingUp = max(0, h.catchingUp-1)
+	if s.state != watchCatchingUp {
+		return
+	}
+	s.set(watchCurrent)
 	h.markFreshIfCurrent()
 }
+
+// closed implements reporter. A streaming list that ends before its initial events are all
+// in stops catching up with it.
+func (s *scopeHealth) closed() {
+	h := s.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.current(h.now()) {
+		h.lostAt = h.now()
+	}
+	s.set(watchClosed)
+	h.freshFrom = time.Time{}
+}
+
+// failed implements reporter.
+func (s *scopeHealth) failed(err error) { s.h.failed(s.resource, err) }
 
 // markFreshIfCurrent starts the fresh period once every watch is open and caught up.
 // Callers hold h.mu.
@@ -83,6 +164,11 @@ func (h *health) markFreshIfCurrent() {
 	if h.open == h.want && h.catchingUp == 0 {
 		h.freshFrom = h.now()
 	}
+}
+
+// current reports whether the view is current at now. Callers hold h.mu.
+func (h *health) current(now time.Time) bool {
+	return h.open == h.want && !h.freshFrom.IsZero() && !now.Before(h.freshFrom)
 }
 
 // inInitialStream reports whether some streaming list is still sending its initial events;
@@ -93,90 +179,13 @@ func (h *health) inInitialStream() bool {
 	return h.catchingUp > 0
 }
 
-// closed records a watch that ended, for whatever reason; catchingUp says it was a
-// streaming list that ended before its initial events were all in.
-func (h *health) closed(catchingUp bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if catchingUp {
-		h.catchingUp = max(0, h.catchingUp-1)
-	}
-	if h.open == h.want && !h.freshFrom.IsZero() && !h.now().Before(h.freshFrom) {
-		h.lostAt = h.now()
-	}
-	h.open--
-	h.freshFrom = time.Time{}
-	h.metrics.watchUp.Set(0)
-}
-
 // FreshAsOf returns the latest time at which the cached view is known to be true: now while
 // every watch is open and caught up, otherwise the moment the view went stale.
 func (h *health) FreshAsOf(now time.Time) time.Time {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.open == h.want && !h.freshFrom.IsZero() && !now.Before(h.freshFrom) {
+	if h.current(now) {
 		return now
 	}
 	return h.lostAt
-}
-
-// failed counts a list or watch failure and logs only the first of a run of failures; the
-// reflector retries with backoff and would otherwise log every few seconds for an hour.
-// The one exception: a run that turns into forbidden or unauthorized (RBAC revoked while the
-// API server restarted: first "connection", then "forbidden") logs that reason once too,
-// because it needs an operator and "connection" would hide it.
-func (h *health) failed(err error) {
-	reason := errorReason(err)
-	h.metrics.watchErrors.WithLabelValues(reason).Inc()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.failures++
-	if h.failing && (h.logged[reason] || reason != "forbidden" && reason != "unauthorized") {
-		return
-	}
-	if !h.failing {
-		h.failing, h.failingSince, h.logged = true, h.now(), map[string]bool{}
-	}
-	h.logged[reason] = true
-	args := []any{"reason", reason, "err", err}
-	if reason == "forbidden" {
-		args = append(args, "hint", "the exporter's identity needs the list and watch verbs on leases.coordination.k8s.io; "+
-			"apply the ClusterRole and binding in deploy/ (or a Role per namespace with --namespaces); retrying")
-	}
-	h.logger.Error("cannot list or watch Leases; metrics freeze at the last known state until this clears", args...)
-}
-
-// recovered logs the end of a run of failures once. Callers hold h.mu.
-func (h *health) recovered() {
-	if !h.failing {
-		return
-	}
-	h.logger.Info("list and watch of Leases recovered", "after", h.now().Sub(h.failingSince).Round(time.Millisecond), "failures", h.failures)
-	h.failing, h.failures = false, 0
-}
-
-// errorReason maps an error to the bounded reason label of lease_exporter_watch_errors_total.
-func errorReason(err error) string {
-	var netErr net.Error
-	switch {
-	case apierrors.IsForbidden(err):
-		return "forbidden"
-	case apierrors.IsUnauthorized(err):
-		return "unauthorized"
-	case apierrors.IsResourceExpired(err), apierrors.IsGone(err):
-		return "expired"
-	case apierrors.IsTimeout(err), apierrors.IsServerTimeout(err), apierrors.IsTooManyRequests(err):
-		return "timeout"
-	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.As(err, &netErr):
-		return "connection"
-	default:
-		return "other"
-	}
-}
-
-func boolFloat(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
 }

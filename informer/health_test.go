@@ -30,7 +30,7 @@ func TestFailuresLoggedOncePerRun(t *testing.T) {
 	if !strings.Contains(logs.String(), "list and watch verbs on leases.coordination.k8s.io") {
 		t.Errorf("forbidden log does not name the missing permission:\n%s", logs.String())
 	}
-	if got := testutil.ToFloat64(h.metrics.watchErrors.WithLabelValues("forbidden")); got != 5 {
+	if got := testutil.ToFloat64(h.h.metrics.watchErrors.WithLabelValues("forbidden")); got != 5 {
 		t.Errorf("forbidden errors counted %v, want 5", got)
 	}
 	h.opened(false)
@@ -42,31 +42,32 @@ func TestFailuresLoggedOncePerRun(t *testing.T) {
 
 func TestFreshAsOf(t *testing.T) {
 	now := t0
-	h := newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), 2, func() time.Time { return now })
+	h := newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), func() time.Time { return now })
+	a, b := h.scope(leaseSource{}.resource()), h.scope(leaseSource{}.resource())
 	if got := h.FreshAsOf(now); !got.Equal(t0) {
 		t.Fatalf("before any watch: %v", got)
 	}
-	h.opened(false)
+	a.opened(false)
 	now = now.Add(10 * time.Second)
 	if got := h.FreshAsOf(now); !got.Equal(t0) {
 		t.Fatal("fresh with only one of two watches open")
 	}
-	h.opened(false)
+	b.opened(false)
 	if got := h.FreshAsOf(now); !got.Equal(now) {
 		t.Fatalf("all watches open: got %v want now", got)
 	}
 	lost := now
-	h.closed(false)
+	a.closed()
 	now = now.Add(time.Minute)
 	if got := h.FreshAsOf(now); !got.Equal(lost) {
 		t.Fatalf("after losing a watch: got %v want %v", got, lost)
 	}
-	h.opened(true) // a streaming list is current only after its initial events
+	a.opened(true) // a streaming list is current only after its initial events
 	now = now.Add(5 * time.Second)
 	if got := h.FreshAsOf(now); !got.Equal(lost) {
 		t.Fatal("streaming list counted as current before its initial-events bookmark")
 	}
-	h.caughtUp()
+	a.caughtUp()
 	if got := h.FreshAsOf(now); !got.Equal(now) {
 		t.Fatal("not current after the initial-events bookmark")
 	}
@@ -77,23 +78,24 @@ func TestFreshAsOf(t *testing.T) {
 // initial events (its cache is behind; judging it now would show false expiries).
 func TestStreamingListsCatchUpPerScope(t *testing.T) {
 	now := t0
-	h := newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), 2, func() time.Time { return now })
-	h.opened(true)
-	h.opened(true)
+	h := newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), func() time.Time { return now })
+	a, b := h.scope(leaseSource{}.resource()), h.scope(leaseSource{}.resource())
+	a.opened(true)
+	b.opened(true)
 	if !h.inInitialStream() {
 		t.Fatal("two streaming lists open, none caught up, but not in an initial stream")
 	}
 	now = now.Add(10 * time.Second)
-	h.caughtUp()
+	a.caughtUp()
 	if got := h.FreshAsOf(now); !got.Equal(t0) {
 		t.Fatalf("one of two streaming lists caught up: view current at %v, want frozen at %v", got, t0)
 	}
 	// The other one fails before its initial events are in, and retries with a plain watch.
-	h.closed(true)
+	b.closed()
 	if h.inInitialStream() {
 		t.Fatal("a streaming list that ended still counts as catching up")
 	}
-	h.opened(false)
+	b.opened(false)
 	if got := h.FreshAsOf(now); !got.Equal(now) {
 		t.Fatalf("both watches open and caught up: got %v, want now", got)
 	}
@@ -122,25 +124,27 @@ func TestErrorReason(t *testing.T) {
 // time while the watch is still down (holders may not have reconnected yet).
 func TestRelistAfterOutageStaysFrozen(t *testing.T) {
 	now := t0
-	h := newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), 1, func() time.Time { return now })
-	h.listed() // the initial list is the freshest state before any watch
+	h := newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), func() time.Time { return now })
+	s := h.scope(leaseSource{}.resource())
+	s.listed() // the initial list is the freshest state before any watch
 	if got := h.FreshAsOf(now.Add(time.Second)); !got.Equal(now) {
 		t.Fatalf("initial list: %v", got)
 	}
-	h.opened(false)
+	s.opened(false)
 	now = now.Add(time.Minute)
 	lost := now
-	h.closed(false)
+	s.closed()
 	now = now.Add(time.Minute)
-	h.listed()
+	s.listed()
 	if got := h.FreshAsOf(now); !got.Equal(lost) {
 		t.Fatalf("relist during outage moved the view to %v, want frozen at %v", got, lost)
 	}
 }
 
-// loggingHealth is a health tracker for one watch that logs to logs on a clock read from now.
-func loggingHealth(logs *bytes.Buffer, now *time.Time) *health {
-	return newHealth(slog.New(slog.NewTextHandler(logs, nil)), newMetrics(prometheus.NewRegistry()), 1, func() time.Time { return *now })
+// loggingHealth is the health of one Lease scope that logs to logs on a clock read from now.
+func loggingHealth(logs *bytes.Buffer, now *time.Time) *scopeHealth {
+	h := newHealth(slog.New(slog.NewTextHandler(logs, nil)), newMetrics(prometheus.NewRegistry()), func() time.Time { return *now })
+	return h.scope(leaseSource{}.resource())
 }
 
 // TestPermissionFailureLoggedWithinRun reproduces RBAC revoked while the API server restarts:

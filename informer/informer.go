@@ -1,6 +1,11 @@
-// Package informer owns everything about talking to the API server: it watches Leases with
-// client-go's reflector, keeps a compact cache of them, records what it observes on the
-// watch, and hands the collector a read-only View.
+// Package informer owns everything about talking to the API server: it lists and watches
+// lock objects (Leases) with client-go's reflector, keeps a compact cache of them, records
+// what it observes on the watch, and hands the collector a read-only View.
+//
+// Every kind of object comes from a source (source.go: list, watch, decode); per source and
+// watched namespace, a scope (scope.go) runs one reflector into one store (store.go), which
+// passes every event through observe (observe.go). Health (health.go) judges the whole view
+// from the scopes' reports. docs/architecture.md draws the picture.
 package informer
 
 import (
@@ -11,10 +16,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/rest"
 )
 
 // View is what the collector may see of the cache: read-only records, whether the cache has
@@ -28,67 +32,84 @@ type View interface {
 	FreshAsOf(now time.Time) time.Time
 }
 
-// Leases watches Leases and implements View: per watched scope, one client-go reflector
-// (a cache.Controller) lists and watches, and writes straight into that scope's store.
+// Leases watches lock objects and implements View.
 type Leases struct {
-	controllers []cache.Controller
-	stores      []*store
-	health      *health
-	wg          sync.WaitGroup
+	clients clients
+	host    string
+	scopes  []runner         // every scope of every source
+	locks   []*store[*Lease] // the stores of the lock sources' scopes, which Range reads
+	health  *health
+	wg      sync.WaitGroup
 }
 
 var _ View = (*Leases)(nil)
 
-// New builds the reflectors; nothing talks to the API server until Start.
-func New(client kubernetes.Interface, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Leases, error) {
+// runner is what Leases needs of a scope, whatever record type it caches.
+type runner interface {
+	run(ctx context.Context)
+	waitSynced(ctx context.Context) bool
+	HasSynced() bool
+}
+
+// New builds the informer from the API server's client configuration: lists use cfg as it
+// is, watches a copy whose reads are batched by opts.WatchBatch (see WatchConfig). Nothing
+// talks to the API server until CheckReachable or Start.
+func New(cfg *rest.Config, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Leases, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	now := opts.Now
-	if now == nil {
-		now = time.Now
+	l := newLeases(opts, logger, reg)
+	list, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("build client: %w", err)
 	}
+	watch, err := kubernetes.NewForConfig(WatchConfig(cfg, opts.WatchBatch, l.health.inInitialStream))
+	if err != nil {
+		return nil, fmt.Errorf("build watch client: %w", err)
+	}
+	l.host = cfg.Host
+	l.addSources(clients{list: list, watch: watch}, opts)
+	return l, nil
+}
+
+// NewForClient builds the informer over one client that lists and watches, each event read
+// as it arrives (opts.WatchBatch does not apply): for tests with a fake clientset.
+func NewForClient(client kubernetes.Interface, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Leases, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	l := newLeases(opts, logger, reg)
+	l.addSources(clients{list: client, watch: client}, opts)
+	return l, nil
+}
+
+func newLeases(opts Options, logger *slog.Logger, reg prometheus.Registerer) *Leases {
+	return &Leases{health: newHealth(logger, newMetrics(reg), opts.now())}
+}
+
+// addSources builds the scopes of every source. A new lock kind is one more addLocks line;
+// a kind with its own record type gets its own stores the same way.
+func (l *Leases) addSources(c clients, opts Options) {
+	l.clients = c
+	l.addLocks(leaseSource{}, opts)
+}
+
+// addLocks adds the scopes of a lock source, whose records are Leases.
+func (l *Leases) addLocks(src source[*Lease], opts Options) {
 	namespaces := opts.Namespaces
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	m := newMetrics(reg)
-	l := &Leases{health: newHealth(logger, m, len(namespaces), now)}
-	tweak := opts.tweakListOptions()
-	watcher := client
-	if opts.WatchConfig != nil {
-		var err error
-		if watcher, err = kubernetes.NewForConfig(WatchConfig(opts.WatchConfig, opts.WatchBatch, l.health.inInitialStream)); err != nil {
-			return nil, fmt.Errorf("build watch client: %w", err)
-		}
+	for _, s := range newScopes(src, observe, l.clients, namespaces, opts, opts.now(), l.health.metrics, l.health) {
+		l.scopes = append(l.scopes, s)
+		l.locks = append(l.locks, s.store)
 	}
-	keep := opts.shardFilter()
-	for _, ns := range namespaces {
-		// One scope per namespace: namespaced RBAC (a Role per namespace) cannot list
-		// cluster-wide, and one field selector cannot name several namespaces.
-		lw := &trackedListWatch{client: client, watcher: watcher, namespace: ns, tweak: tweak, keep: keep,
-			health: l.health}
-		st := newStore(now, keep, m, l.health)
-		st.catchingUp = &lw.catchingUp
-		l.stores = append(l.stores, st)
-		l.controllers = append(l.controllers, cache.New(&cache.Config{
-			Queue:             st,
-			ListerWatcher:     lw.listWatcher(),
-			ObjectType:        &coordinationv1.Lease{},
-			ObjectDescription: "leases.coordination.k8s.io",
-			Process:           func(any, bool) error { return nil }, // never called: see store.Pop
-			WatchErrorHandlerWithContext: func(_ context.Context, _ *cache.Reflector, err error) {
-				l.health.failed(err)
-			},
-		}))
-	}
-	return l, nil
 }
 
 // Start starts watching; the reflectors stop when ctx is done.
 func (l *Leases) Start(ctx context.Context) {
-	for _, c := range l.controllers {
-		l.wg.Go(func() { c.RunWithContext(ctx) })
+	for _, s := range l.scopes {
+		l.wg.Go(func() { s.run(ctx) })
 	}
 }
 
@@ -97,10 +118,8 @@ func (l *Leases) Shutdown() { l.wg.Wait() }
 
 // WaitForCacheSync blocks until every scope has synced; the error says why it stopped early.
 func (l *Leases) WaitForCacheSync(ctx context.Context) error {
-	for _, s := range l.stores {
-		select {
-		case <-s.synced:
-		case <-ctx.Done():
+	for _, s := range l.scopes {
+		if !s.waitSynced(ctx) {
 			return fmt.Errorf("lease cache not synced: %w", context.Cause(ctx))
 		}
 	}
@@ -109,7 +128,7 @@ func (l *Leases) WaitForCacheSync(ctx context.Context) error {
 
 // HasSynced implements View.
 func (l *Leases) HasSynced() bool {
-	for _, s := range l.stores {
+	for _, s := range l.scopes {
 		if !s.HasSynced() {
 			return false
 		}
@@ -120,7 +139,7 @@ func (l *Leases) HasSynced() bool {
 // Range implements View.
 func (l *Leases) Range(fn func(*Lease)) {
 	var buf []*Lease
-	for _, s := range l.stores {
+	for _, s := range l.locks {
 		buf = s.list(buf[:0])
 		for _, lease := range buf {
 			fn(lease)

@@ -3,11 +3,13 @@ package informer
 import (
 	"testing"
 	"time"
+	"unsafe"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 )
 
 var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -106,5 +108,34 @@ func TestParseUIDForms(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { parseUID("0b5e8a52-4c0e-4f7e-9a55-000000000042") }); n != 0 {
 		t.Errorf("parseUID allocates %v times per UUID; it runs for every watch event", n)
+	}
+}
+
+// The record is 128 bytes, a Go size class: one more byte would cost 16 per Lease (144).
+func TestRecordSize(t *testing.T) {
+	if n := unsafe.Sizeof(Lease{}); n != 128 {
+		t.Fatalf("Lease record is %d bytes, want 128", n)
+	}
+}
+
+func TestProjectOwner(t *testing.T) {
+	node := rawLease("u1", "1", "l", t0)
+	node.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "l"}}
+	if l := Project(node); l.rare != nil {
+		t.Fatalf("a node Lease owned by its own Node allocated rare fields: %+v", l.rare)
+	} else if kind, name := l.Owner(); kind != "Node" || name != "l" {
+		t.Fatalf("node Lease owner %s/%s", kind, name)
+	}
+	ctrl := rawLease("u2", "1", "x", t0)
+	ctrl.OwnerReferences = []metav1.OwnerReference{{Kind: "ConfigMap", Name: "first"}, {Kind: "Deployment", Name: "ctrl", Controller: ptr.To(true)}}
+	if kind, name := Project(ctrl).Owner(); kind != "Deployment" || name != "ctrl" {
+		t.Fatalf("owner %s/%s, want the controller reference Deployment/ctrl", kind, name)
+	}
+	ctrl.OwnerReferences = ctrl.OwnerReferences[:1]
+	if kind, name := Project(ctrl).Owner(); kind != "ConfigMap" || name != "first" {
+		t.Fatalf("owner %s/%s, want the first reference without a controller", kind, name)
+	}
+	if kind, name := Project(rawLease("u3", "1", "x", t0)).Owner(); kind != "" || name != "" {
+		t.Fatalf("owner %s/%s of a Lease without owner references", kind, name)
 	}
 }

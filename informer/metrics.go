@@ -45,3 +45,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	return m
 }
+
+// setWatchUp sets lease_exporter_watch_up; health is its only writer.
+func (m *metrics) setWatchUp(up bool) {
+	if up {
+		m.watchUp.Set(1)
+	} else {
+		m.watchUp.Set(0)
+	}
+}

@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -11,10 +12,10 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/rest"
 )
 
-// Options narrow what the informer watches.
+// Options narrow what the informer watches. The zero Options watch every Lease in every
+// namespace, unsharded, each watch event read as it arrives.
 type Options struct {
 	// Namespaces to watch; empty means all.
 	Namespaces []string
@@ -22,19 +23,33 @@ type Options struct {
 	ExcludeNamespaces []string
 	// LeaseSelector is a label selector applied server-side.
 	LeaseSelector string
-	// Shard and TotalShards split Leases between replicas by a stable hash of namespace/name.
+	// Shard and TotalShards split Leases between replicas by a stable hash of namespace/name;
+	// TotalShards 0 means 1.
 	Shard, TotalShards int
-	// WatchConfig, when set, is the client configuration the watches use, with reads
-	// batched by WatchBatch (see WatchConfig); nil means the client that lists watches too.
-	WatchConfig *rest.Config
-	// WatchBatch is how long watch events may queue before they are read together.
+	// WatchBatch is how long watch events may queue before they are read together
+	// (see WatchConfig); 0 reads each as it arrives.
 	WatchBatch time.Duration
 	// Now is the clock; nil means time.Now. Tests replace it.
 	Now func() time.Time
 }
 
-// maxWatchBatch keeps batching well under the lease durations the metrics judge (10–60 s).
-const maxWatchBatch = 5 * time.Second
+// MaxWatchBatch keeps batching well under the lease durations the metrics judge (10–60 s).
+const MaxWatchBatch = 5 * time.Second
+
+// OptionError is an invalid field of Options. Its message speaks of the option, never of a
+// command's flag; a command that sets the field from a flag names the flag instead. (An
+// invalid namespace is a plain error: its message names the namespace, which is enough.)
+type OptionError struct {
+	// Field is the invalid field, e.g. "LeaseSelector"; "Shard" for Shard and TotalShards
+	// together; "ExcludeNamespaces" for ExcludeNamespaces combined with Namespaces.
+	Field string
+	Err   error
+}
+
+func (e *OptionError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *OptionError) Unwrap() error { return e.Err }
 
 // Validate reports the first invalid option, saying how to fix it.
 func (o Options) Validate() error {
@@ -44,18 +59,27 @@ func (o Options) Validate() error {
 		}
 	}
 	if len(o.Namespaces) > 0 && len(o.ExcludeNamespaces) > 0 {
-		return fmt.Errorf("--namespaces and --namespaces-exclude cannot be combined: list only the namespaces to watch")
+		return &OptionError{"ExcludeNamespaces", errors.New("namespaces to watch and namespaces to exclude cannot be combined: list only the namespaces to watch")}
 	}
 	if _, err := labels.Parse(o.LeaseSelector); err != nil {
-		return fmt.Errorf("invalid --lease-selector %q: %w", o.LeaseSelector, err)
+		return &OptionError{"LeaseSelector", fmt.Errorf("invalid lease selector %q: %w", o.LeaseSelector, err)}
 	}
-	if o.WatchBatch < 0 || o.WatchBatch > maxWatchBatch {
-		return fmt.Errorf("invalid --kube.watch-batch-interval %s: must be between 0 and %s (longer makes every metric lag)", o.WatchBatch, maxWatchBatch)
+	if o.WatchBatch < 0 || o.WatchBatch > MaxWatchBatch {
+		return &OptionError{"WatchBatch", fmt.Errorf("invalid watch batch %s: must be between 0 and %s (longer makes every metric lag)", o.WatchBatch, MaxWatchBatch)}
 	}
-	if o.TotalShards < 1 || o.Shard < 0 || o.Shard >= o.TotalShards {
-		return fmt.Errorf("invalid sharding --shard=%d --total-shards=%d: need 0 <= shard < total-shards", o.Shard, o.TotalShards)
+	if o.TotalShards < 0 || o.Shard < 0 || o.Shard >= o.totalShards() {
+		return &OptionError{"Shard", fmt.Errorf("invalid sharding: shard %d of %d: need 0 <= shard < total shards", o.Shard, o.TotalShards)}
 	}
 	return nil
+}
+
+func (o Options) totalShards() int { return max(o.TotalShards, 1) }
+
+func (o Options) now() func() time.Time {
+	if o.Now == nil {
+		return time.Now
+	}
+	return o.Now
 }
 
 // tweakListOptions applies the server-side filters to every list and watch.
@@ -73,7 +97,7 @@ func (o Options) tweakListOptions() func(*metav1.ListOptions) {
 
 // shardFilter returns nil when unsharded, so the common case costs nothing.
 func (o Options) shardFilter() func(namespace, name string) bool {
-	if o.TotalShards <= 1 {
+	if o.totalShards() == 1 {
 		return nil
 	}
 	return func(namespace, name string) bool { return ShardOf(namespace, name, o.TotalShards) == o.Shard }

@@ -6,28 +6,31 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/client-go/tools/cache"
 )
 
-// store is the cache of one watched scope, and the queue its reflector writes to: each
-// event is projected, observed and cached in the reflector's own goroutine.
+// store is the cache of one scope, and the queue its reflector writes to: each event is
+// decoded, observed and cached in the reflector's own goroutine. It knows nothing of the
+// kind it caches beyond the source's decoder and the record type's observe function.
 //
 // Why not a SharedIndexInformer: it queues every event in a FIFO for a second goroutine,
 // which hands it to two more per event handler. At 1,000 renewals/s those hand-offs cost
 // more CPU than the work, and the FIFO and handler buffers keep what the initial list grew
 // them to. The reflector (list, watch, resume, relist, backoff) is client-go's, unchanged.
-type store struct {
+type store[R record[R]] struct {
+	decode  func(obj any) (R, bool)                    // the source's
+	observe func(prev, next R, now int64, live bool) R // the record type's: observe for locks
+	keep    keepFunc                                   // nil keeps every record
 	now     func() time.Time
-	keep    func(namespace, name string) bool // nil keeps every Lease
 	metrics *metrics
-	health  *health
-	// catchingUp is the scope's: set while a streaming list sends its initial events.
-	catchingUp *atomic.Bool
+	// liveFrom is when (Unix µs) events start being seen as they happen: a second after the
+	// scope's watch opened, past the replay of what changed while it was closed; 0 while no
+	// watch is open. The scope sets it; see live.
+	liveFrom atomic.Int64
 
-	// leases is written only by the reflector's goroutine, under mu; scrapes read it.
-	mu     sync.RWMutex
-	leases map[string]*Lease
+	// records is written only by the reflector's goroutine, under mu; scrapes read it.
+	mu      sync.RWMutex
+	records map[string]R
 
 	synced    chan struct{} // closed by the first Replace: the initial list is cached
 	syncOnce  sync.Once
@@ -36,109 +39,116 @@ type store struct {
 }
 
 var (
-	_ cache.Queue                  = (*store)(nil)
-	_ cache.ReflectorBookmarkStore = (*store)(nil)
-	_ cache.TransformingStore      = (*store)(nil)
+	_ cache.Queue                  = (*store[*Lease])(nil)
+	_ cache.ReflectorBookmarkStore = (*store[*Lease])(nil)
+	_ cache.TransformingStore      = (*store[*Lease])(nil)
 )
 
-func newStore(now func() time.Time, keep func(namespace, name string) bool, m *metrics, h *health) *store {
-	return &store{now: now, keep: keep, metrics: m, health: h, leases: map[string]*Lease{},
+func newStore[R record[R]](decode func(any) (R, bool), observe func(prev, next R, now int64, live bool) R, keep keepFunc,
+	now func() time.Time, m *metrics) *store[R] {
+	return &store[R]{decode: decode, observe: observe, keep: keep, now: now, metrics: m, records: map[string]R{},
 		synced: make(chan struct{}), closed: make(chan struct{})}
 }
 
-// record projects a watch event's object; nil for Leases of other shards and foreign types.
-func (s *store) record(obj any) *Lease {
-	var l *Lease
-	switch o := obj.(type) {
-	case *coordinationv1.Lease:
-		l = Project(o)
-	case *Lease: // from a streaming list, projected by Transformer
-		l = o
-	default:
-		return nil
+// record decodes a watch event's object; false for records of other shards and for objects
+// the source does not decode.
+func (s *store[R]) record(obj any) (R, bool) {
+	r, ok := obj.(R) // from a streaming list, decoded by Transformer
+	if !ok {
+		r, ok = s.decode(obj)
 	}
-	if s.keep != nil && !s.keep(l.Namespace(), l.Name()) {
-		return nil
+	if !ok || s.keep != nil && !s.keep(r.shardKey()) {
+		var none R
+		return none, false
 	}
-	return l
+	return r, true
 }
 
-// Add caches a Lease from an ADDED event.
-func (s *store) Add(obj any) error {
+// Add caches a record from an ADDED event.
+func (s *store[R]) Add(obj any) error {
 	s.upsert(obj, s.event(s.metrics.added))
 	return nil
 }
 
-// Update caches a Lease from a MODIFIED event.
-func (s *store) Update(obj any) error {
+// Update caches a record from a MODIFIED event.
+func (s *store[R]) Update(obj any) error {
 	s.upsert(obj, s.event(s.metrics.modified))
 	return nil
 }
 
-func (s *store) upsert(obj any, now time.Time) {
-	l := s.record(obj)
-	if l == nil {
+func (s *store[R]) upsert(obj any, now time.Time) {
+	r, ok := s.record(obj)
+	if !ok {
 		return
 	}
-	prev := s.leases[l.key] // the only writer may read without the lock
-	if rec := observe(prev, l, now.UnixMicro()); rec != prev {
+	key := r.storeKey()
+	prev := s.records[key] // the only writer may read without the lock
+	at := now.UnixMicro()
+	if rec := s.observe(prev, r, at, s.live(at)); rec != prev {
 		s.mu.Lock()
-		s.leases[l.key] = rec
+		s.records[key] = rec
 		s.mu.Unlock()
 	}
 }
 
-// Delete drops a Lease on a DELETED event.
-func (s *store) Delete(obj any) error {
+// replayGrace is how long after a watch opens its events count as replay: a watch resumed
+// after a disconnect first delivers what changed meanwhile, at once (watchconn.go reads it
+// unbatched for the same second), and those changes did not happen when they arrive.
+const replayGrace = requestGrace
+
+// live reports whether an event arriving at at (Unix µs) is seen as it happens.
+func (s *store[R]) live(at int64) bool {
+	from := s.liveFrom.Load()
+	return from != 0 && at >= from
+}
+
+// Delete drops a record on a DELETED event.
+func (s *store[R]) Delete(obj any) error {
 	s.event(s.metrics.deleted)
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
-	if l := s.record(obj); l != nil {
+	if r, ok := s.record(obj); ok {
 		s.mu.Lock()
-		delete(s.leases, l.key)
+		delete(s.records, r.storeKey())
 		s.mu.Unlock()
 	}
 	return nil
 }
 
 // Bookmark counts a BOOKMARK event; the reflector keeps its resource version.
-func (s *store) Bookmark(string) error {
+func (s *store[R]) Bookmark(string) error {
 	s.event(s.metrics.bookmark)
 	return nil
 }
 
 // Replace swaps in the result of a list (or of a streaming list's initial events),
 // carrying observed state over from the cached records.
-func (s *store) Replace(items []any, _ string) error {
+func (s *store[R]) Replace(items []any, _ string) error {
 	now := s.now().UnixMicro()
-	next := make(map[string]*Lease, len(items))
+	next := make(map[string]R, len(items))
 	for _, obj := range items {
-		if l := s.record(obj); l != nil {
-			next[l.key] = observe(s.leases[l.key], l, now)
+		if r, ok := s.record(obj); ok {
+			key := r.storeKey()
+			next[key] = s.observe(s.records[key], r, now, false) // a list shows what changed, not when
 		}
 	}
 	s.mu.Lock()
-	s.leases = next
+	s.records = next
 	s.mu.Unlock()
 	s.syncOnce.Do(func() { close(s.synced) })
-	// After a streaming list the watch stays open and this is its end of initial events;
-	// a plain list comes before its watch opens, which then marks the view fresh.
-	if s.catchingUp != nil && s.catchingUp.Swap(false) {
-		s.health.caughtUp()
-	}
 	return nil
 }
 
 // Resync does nothing: the exporter has no resync period.
-func (s *store) Resync() error { return nil }
+func (s *store[R]) Resync() error { return nil }
 
-// Transformer projects the initial events of a streaming list, which the reflector collects
-// in a temporary store before Replace: records instead of full Leases keep that peak small.
-func (s *store) Transformer() cache.TransformFunc {
+// Transformer decodes the initial events of a streaming list, which the reflector collects
+// in a temporary store before Replace: records instead of full objects keep that peak small.
+func (s *store[R]) Transformer() cache.TransformFunc {
 	return func(obj any) (any, error) {
-		if l, ok := obj.(*coordinationv1.Lease); ok {
-			return Project(l), nil
+		if r, ok := s.decode(obj); ok {
+			return r, nil
 		}
 		return obj, nil
 	}
@@ -146,16 +156,16 @@ func (s *store) Transformer() cache.TransformFunc {
 
 // Pop blocks until the store is closed: events are processed as they are added, so the
 // controller's processing loop has nothing to pop.
-func (s *store) Pop(cache.PopProcessFunc) (any, error) {
+func (s *store[R]) Pop(cache.PopProcessFunc) (any, error) {
 	<-s.closed
 	return nil, cache.ErrFIFOClosed
 }
 
 // Close ends Pop; the controller calls it when its context is done.
-func (s *store) Close() { s.closeOnce.Do(func() { close(s.closed) }) }
+func (s *store[R]) Close() { s.closeOnce.Do(func() { close(s.closed) }) }
 
 // HasSynced reports whether the initial list is cached.
-func (s *store) HasSynced() bool {
+func (s *store[R]) HasSynced() bool {
 	select {
 	case <-s.synced:
 		return true
@@ -165,7 +175,7 @@ func (s *store) HasSynced() bool {
 }
 
 // HasSyncedChecker returns the same as a DoneChecker.
-func (s *store) HasSyncedChecker() cache.DoneChecker { return syncedChecker{s.synced} }
+func (s *store[R]) HasSyncedChecker() cache.DoneChecker { return syncedChecker{s.synced} }
 
 type syncedChecker struct{ done chan struct{} }
 
@@ -173,17 +183,17 @@ func (c syncedChecker) Name() string          { return "lease cache" }
 func (c syncedChecker) Done() <-chan struct{} { return c.done }
 
 // list returns the cached records; scrapes range over the copy without holding the lock.
-func (s *store) list(buf []*Lease) []*Lease {
+func (s *store[R]) list(buf []R) []R {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	for _, l := range s.leases {
-		buf = append(buf, l)
+	for _, r := range s.records {
+		buf = append(buf, r)
 	}
 	return buf
 }
 
 // event counts one watch event and returns the time it was received.
-func (s *store) event(c prometheus.Counter) time.Time {
+func (s *store[R]) event(c prometheus.Counter) time.Time {
 	now := s.now()
 	c.Inc()
 	s.metrics.lastEventEpoch.Set(float64(now.UnixMilli()) / 1e3)

@@ -3,7 +3,6 @@ package informer
 import (
 	"errors"
 	"log/slog"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,15 +12,20 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// newTestStore returns an empty store whose clock advances a second per call.
-func newTestStore() *store {
+// newTestStore returns an empty Lease store whose clock advances a second per call.
+func newTestStore() *store[*Lease] { return newTestScope().store }
+
+// newTestScope returns a scope of all namespaces' Leases, with an empty store whose clock
+// advances a second per call, and its own health.
+func newTestScope() *scope[*Lease] {
 	now := t0
 	clock := func() time.Time { now = now.Add(time.Second); return now }
 	m := newMetrics(prometheus.NewRegistry())
-	return newStore(clock, nil, m, newHealth(slog.New(slog.DiscardHandler), m, 1, clock))
+	h := newHealth(slog.New(slog.DiscardHandler), m, clock)
+	return newScopes(leaseSource{}, observe, clients{}, []string{""}, Options{}, clock, m, h)[0]
 }
 
-func cached(t *testing.T, s *store, key string) *Lease {
+func cached(t *testing.T, s *store[*Lease], key string) *Lease {
 	t.Helper()
 	var found *Lease
 	for _, l := range s.list(nil) {
@@ -161,20 +165,18 @@ func TestPopBlocksUntilClose(t *testing.T) {
 // events: the scope is caught up (batched reads resume, the view may be current). After a
 // plain list it says nothing: the watch that follows marks the view current.
 func TestReplaceEndsInitialStream(t *testing.T) {
-	s := newTestStore()
-	var catching atomic.Bool
-	s.catchingUp = &catching
+	s := newTestScope()
+	scopeHealth := s.health.(*scopeHealth)
 	_ = s.Replace(nil, "1") // plain list
-	if s.health.inInitialStream() {
+	if scopeHealth.h.inInitialStream() {
 		t.Fatal("a plain list started an initial stream")
 	}
-	catching.Store(true)
 	s.health.opened(true)
-	if !s.health.inInitialStream() {
+	if !scopeHealth.h.inInitialStream() {
 		t.Fatal("streaming list open but not catching up")
 	}
 	_ = s.Replace([]any{rawLease("u1", "1", "a", t0)}, "2")
-	if s.health.inInitialStream() || catching.Load() {
+	if scopeHealth.h.inInitialStream() || scopeHealth.state == watchCatchingUp {
 		t.Fatal("still catching up after the streaming list's Replace")
 	}
 }

@@ -1,0 +1,29 @@
+package informer
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/rest"
+)
+
+// TestNewFromConfig: New takes the client configuration once and builds both clients; the
+// zero Options are valid.
+func TestNewFromConfig(t *testing.T) {
+	cfg := &rest.Config{Host: "https://example:6443"}
+	l, err := New(cfg, Options{WatchBatch: 5 * time.Second}, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.clients.list == nil || l.clients.watch == nil || l.clients.list == l.clients.watch || l.host != cfg.Host {
+		t.Fatalf("clients %+v, host %q: want a list and a separate watch client for %s", l.clients, l.host, cfg.Host)
+	}
+	if _, err := New(cfg, Options{}, slog.New(slog.DiscardHandler), prometheus.NewRegistry()); err != nil {
+		t.Fatalf("zero Options: %v", err)
+	}
+	if _, err := New(cfg, Options{Shard: 1}, nil, prometheus.NewRegistry()); err == nil {
+		t.Fatal("invalid Options accepted")
+	}
+}

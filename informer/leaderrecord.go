@@ -1,0 +1,203 @@
+package informer
+
+import (
+	"math"
+	"strings"
+	"unicode/utf8"
+)
+
+// LeaderAnnotation is the annotation in which ConfigMap and Endpoints locks keep their record.
+const LeaderAnnotation = "control-plane.alpha.kubernetes.io/leader"
+
+// LeaderRecord is what a leader-election annotation says, in the units of Lease: times are
+// Unix microseconds. Each Has flag says whether the field was present and valid.
+type LeaderRecord struct {
+	// Holder is holderIdentity, "" when absent, null or released.
+	Holder string
+	// AcquireTime and RenewTime are Unix µs, valid only when HasAcquireTime/HasRenewTime.
+	AcquireTime, RenewTime int64
+	// DurationSeconds is leaseDurationSeconds, always in [1, MaxInt32] when HasDuration.
+	DurationSeconds int32
+	// Transitions is leaderTransitions, which the Python client never writes.
+	Transitions int32
+
+	HasDuration, HasAcquireTime, HasRenewTime, HasTransitions bool
+}
+
+// ParseReason is why a field of a record could not be read: the value of the reason label
+// of lease_exporter_lock_parse_errors_total.
+type ParseReason string
+
+// The reasons, one per kind of field, so the label stays bounded whatever the input.
+const (
+	// ReasonMalformedJSON: the annotation is not a JSON object (syntax error, truncated,
+	// trailing garbage, not an object). Fields read before the error are kept.
+	ReasonMalformedJSON ParseReason = "malformed_json"
+	// ReasonBadHolder: holderIdentity is not a string, is not valid UTF-8 (replaced with
+	// U+FFFD) or is longer than MaxHolderBytes (truncated).
+	ReasonBadHolder ParseReason = "bad_holder"
+	// ReasonBadDuration: leaseDurationSeconds is not an integer (number or decimal string)
+	// in [1, MaxInt32].
+	ReasonBadDuration ParseReason = "bad_duration"
+	// ReasonBadTime: acquireTime or renewTime is neither RFC 3339 nor Python's
+	// str(datetime), or lies outside [1970, 3000).
+	ReasonBadTime ParseReason = "bad_time"
+	// ReasonBadTransitions: leaderTransitions is not an integer in [0, MaxInt32].
+	ReasonBadTransitions ParseReason = "bad_transitions"
+)
+
+// ParseReasons lists every ParseReason, so the counter can start each series at zero.
+var ParseReasons = []ParseReason{ReasonMalformedJSON, ReasonBadHolder, ReasonBadDuration, ReasonBadTime, ReasonBadTransitions}
+
+// RecordProblem is one field that could not be read.
+type RecordProblem struct {
+	// Field is the JSON key ("holderIdentity", …), "" for ReasonMalformedJSON.
+	Field  string
+	Reason ParseReason
+}
+
+// MaxHolderBytes bounds a holder identity (a hostname and a UUID need under 300 bytes):
+// the holder becomes a label value.
+const MaxHolderBytes = 1024
+
+// The fields of a record; keys match case-insensitively, as encoding/json (and so client-go,
+// when it still read annotation locks) matches them.
+const (
+	fieldHolder      = "holderIdentity"
+	fieldDuration    = "leaseDurationSeconds"
+	fieldAcquire     = "acquireTime"
+	fieldRenew       = "renewTime"
+	fieldTransitions = "leaderTransitions"
+)
+
+// ParseLeaderRecord reads the leader annotation of a ConfigMap or Endpoints lock, as written
+// by client-go's old annotation locks (LeaderElectionRecord: numbers, RFC 3339 times) or by the
+// Python client's ConfigMapLock (duration as a string, times as a zoneless str(datetime),
+// taken as UTC; no leaderTransitions). It returns what it could read and a problem for each
+// field it could not; "" is the record of a lock nobody has held yet, not a problem. Unknown
+// fields (strategy, preferredHolder, anything newer) are skipped. Duplicate keys: the last
+// wins, as with both clients. It never panics and allocates only for problems, escaped or
+// invalid strings and the holder copy: it runs on every watch event of an annotation lock.
+func ParseLeaderRecord(annotation string) (LeaderRecord, []RecordProblem) {
+	var r LeaderRecord
+	var problems []RecordProblem
+	if annotation == "" {
+		return r, nil
+	}
+	sc := scanner{s: annotation}
+	for {
+		key, v, ok, complete := sc.member()
+		if !ok {
+			if !complete {
+				problems = append(problems, RecordProblem{Reason: ReasonMalformedJSON})
+			}
+			break
+		}
+		if p := r.set(key, v); p.Reason != "" {
+			problems = append(problems, p)
+		}
+	}
+	if r.Holder != "" {
+		// Do not pin the whole annotation (and the object it came from) through a substring.
+		r.Holder = strings.Clone(r.Holder)
+	}
+	return r, problems
+}
+
+// set stores the value of one key; an invalid value clears the field and names the problem.
+func (r *LeaderRecord) set(key string, v value) RecordProblem {
+	switch {
+	case strings.EqualFold(key, fieldHolder):
+		h, ok := v.holder()
+		r.Holder = h
+		if !ok {
+			return RecordProblem{fieldHolder, ReasonBadHolder}
+		}
+	case strings.EqualFold(key, fieldDuration):
+		n, present, ok := v.integer(1)
+		r.DurationSeconds, r.HasDuration = int32(n), present && ok
+		if !ok {
+			return RecordProblem{fieldDuration, ReasonBadDuration}
+		}
+	case strings.EqualFold(key, fieldTransitions):
+		n, present, ok := v.integer(0)
+		r.Transitions, r.HasTransitions = int32(n), present && ok
+		if !ok {
+			return RecordProblem{fieldTransitions, ReasonBadTransitions}
+		}
+	case strings.EqualFold(key, fieldAcquire):
+		us, present, ok := v.time()
+		r.AcquireTime, r.HasAcquireTime = us, present && ok
+		if !ok {
+			return RecordProblem{fieldAcquire, ReasonBadTime}
+		}
+	case strings.EqualFold(key, fieldRenew):
+		us, present, ok := v.time()
+		r.RenewTime, r.HasRenewTime = us, present && ok
+		if !ok {
+			return RecordProblem{fieldRenew, ReasonBadTime}
+		}
+	}
+	return RecordProblem{}
+}
+
+// holder decodes a holder identity: a string, or null for none.
+func (v value) holder() (string, bool) {
+	switch v.kind {
+	case kindNull:
+		return "", true
+	case kindString:
+	default:
+		return "", false
+	}
+	s, ok := v.text()
+	if len(s) > MaxHolderBytes {
+		// text made s valid UTF-8, so the cut can only split the last rune.
+		s, ok = s[:MaxHolderBytes], false
+		for !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+	}
+	return s, ok
+}
+
+// integer reads a whole number in [lo, MaxInt32], written as a JSON number (client-go) or as
+// a decimal string (the Python client writes str(lease_duration), "15", or "15.0" for a float).
+// null is absent; present reports whether there was a value at all.
+func (v value) integer(lo int64) (n int64, present, ok bool) {
+	var tok string
+	switch v.kind {
+	case kindNull:
+		return 0, false, true
+	case kindNumber:
+		tok = v.raw
+	case kindString:
+		tok, _ = v.text()
+	default:
+		return 0, true, false
+	}
+	n, ok = parseWhole(tok)
+	if !ok || n < lo || n > math.MaxInt32 {
+		return 0, true, false
+	}
+	return n, true, true
+}
+
+// time reads a timestamp string; null and "" are absent, as both clients treat them.
+func (v value) time() (us int64, present, ok bool) {
+	switch v.kind {
+	case kindNull:
+		return 0, false, true
+	case kindString:
+	default:
+		return 0, true, false
+	}
+	s, _ := v.text()
+	if s == "" {
+		return 0, false, true
+	}
+	if us, ok = parseRecordTime(s); !ok {
+		return 0, true, false
+	}
+	return us, true, true
+}

@@ -1,0 +1,42 @@
+package informer
+
+import (
+	"context"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// leaseSource is the source of coordination.k8s.io/v1 Leases, typed and in protobuf.
+type leaseSource struct{}
+
+var _ source[*Lease] = leaseSource{}
+
+func (leaseSource) resource() string { return "leases.coordination.k8s.io" }
+
+func (leaseSource) object() runtime.Object { return &coordinationv1.Lease{} }
+
+func (leaseSource) list(ctx context.Context, c clients, namespace string, opts metav1.ListOptions, keep keepFunc) (runtime.Object, error) {
+	list, err := c.list.CoordinationV1().Leases(namespace).List(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if keep != nil {
+		list.Items = keepItems(list.Items, func(l *coordinationv1.Lease) bool { return keep(l.Namespace, l.Name) })
+	}
+	return list, nil
+}
+
+func (leaseSource) watch(ctx context.Context, c clients, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
+	return c.watch.CoordinationV1().Leases(namespace).Watch(ctx, opts)
+}
+
+func (leaseSource) decode(obj any) (*Lease, bool) {
+	l, ok := obj.(*coordinationv1.Lease)
+	if !ok {
+		return nil, false
+	}
+	return Project(l), true
+}
