@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/lease-exporter/lease-exporter/informer"
 )
@@ -33,35 +34,35 @@ func TestExposition(t *testing.T) {
 		{
 			name:   "held leader-election lease",
 			leases: []*coordinationv1.Lease{lease("team-a", "ctrl", held("pod-1_abc", 2*time.Second, 15), transitions(3))},
-			want: `lease_acquire_timestamp_seconds{class="leader-election",lease="ctrl",namespace="team-a"} 1.7952618e+09
-lease_duration_seconds{class="leader-election",lease="ctrl",namespace="team-a"} 15
-lease_expiry_timestamp_seconds{class="leader-election",lease="ctrl",namespace="team-a"} 1.795262413e+09
-lease_held{class="leader-election",lease="ctrl",namespace="team-a"} 1
-lease_info{class="leader-election",holder="pod-1_abc",lease="ctrl",namespace="team-a",preferred_holder="",strategy=""} 1
-lease_observed_holder_changes_total{class="leader-election",lease="ctrl",namespace="team-a"} 0
-lease_observed_renew_timestamp_seconds{class="leader-election",lease="ctrl",namespace="team-a"} 1.795262398e+09
-lease_renew_age_seconds{class="leader-election",lease="ctrl",namespace="team-a"} 2
-lease_renew_timestamp_seconds{class="leader-election",lease="ctrl",namespace="team-a"} 1.795262398e+09
-lease_transitions_total{class="leader-election",lease="ctrl",namespace="team-a"} 3
+			want: `lease_acquire_timestamp_seconds{class="leader-election",kind="Lease",lease="ctrl",namespace="team-a"} 1.7952618e+09
+lease_duration_seconds{class="leader-election",kind="Lease",lease="ctrl",namespace="team-a"} 15
+lease_expiry_timestamp_seconds{class="leader-election",kind="Lease",lease="ctrl",namespace="team-a"} 1.795262413e+09
+lease_held{class="leader-election",kind="Lease",lease="ctrl",namespace="team-a"} 1
+lease_info{class="leader-election",holder="pod-1_abc",kind="Lease",lease="ctrl",namespace="team-a",owner_kind="",owner_name="",preferred_holder="",strategy=""} 1
+lease_observed_holder_changes_total{class="leader-election",kind="Lease",lease="ctrl",namespace="team-a"} 0
+lease_observed_renew_timestamp_seconds{class="leader-election",kind="Lease",lease="ctrl",namespace="team-a"} 1.795262398e+09
+lease_renew_age_seconds{class="leader-election",kind="Lease",lease="ctrl",namespace="team-a"} 2
+lease_renew_timestamp_seconds{class="leader-election",kind="Lease",lease="ctrl",namespace="team-a"} 1.795262398e+09
+lease_transitions_total{class="leader-election",kind="Lease",lease="ctrl",namespace="team-a"} 3
 `,
 		},
 		{
 			name:   "expired lease is not held",
 			leases: []*coordinationv1.Lease{lease("team-a", "ctrl", held("pod-1", 20*time.Second, 15))},
-			want:   `lease_held{class="leader-election",lease="ctrl",namespace="team-a"} 0`,
+			want:   `lease_held{class="leader-election",kind="Lease",lease="ctrl",namespace="team-a"} 0`,
 		},
 		{
 			name:   "released lease (empty holder) is not held",
 			leases: []*coordinationv1.Lease{lease("team-a", "ctrl", held("", time.Second, 15))},
-			want: `lease_held{class="leader-election",lease="ctrl",namespace="team-a"} 0
-lease_info{class="leader-election",holder="",lease="ctrl",namespace="team-a",preferred_holder="",strategy=""} 1`,
+			want: `lease_held{class="leader-election",kind="Lease",lease="ctrl",namespace="team-a"} 0
+lease_info{class="leader-election",holder="",kind="Lease",lease="ctrl",namespace="team-a",owner_kind="",owner_name="",preferred_holder="",strategy=""} 1`,
 		},
 		{
 			name:   "nil spec: only info, held 0 and the observed counter",
 			leases: []*coordinationv1.Lease{lease("team-a", "empty")},
-			want: `lease_held{class="leader-election",lease="empty",namespace="team-a"} 0
-lease_info{class="leader-election",holder="",lease="empty",namespace="team-a",preferred_holder="",strategy=""} 1
-lease_observed_holder_changes_total{class="leader-election",lease="empty",namespace="team-a"} 0`,
+			want: `lease_held{class="leader-election",kind="Lease",lease="empty",namespace="team-a"} 0
+lease_info{class="leader-election",holder="",kind="Lease",lease="empty",namespace="team-a",owner_kind="",owner_name="",preferred_holder="",strategy=""} 1
+lease_observed_holder_changes_total{class="leader-election",kind="Lease",lease="empty",namespace="team-a"} 0`,
 		},
 		{
 			name: "renew time without duration is expired and has no expiry",
@@ -69,15 +70,17 @@ lease_observed_holder_changes_total{class="leader-election",lease="empty",namesp
 				h, r := "x", metav1.NewMicroTime(scrapeTime)
 				l.Spec.HolderIdentity, l.Spec.RenewTime = &h, &r
 			})},
-			want: `lease_held{class="leader-election",lease="nodur",namespace="team-a"} 0
-lease_renew_age_seconds{class="leader-election",lease="nodur",namespace="team-a"} 0`,
+			want: `lease_held{class="leader-election",kind="Lease",lease="nodur",namespace="team-a"} 0
+lease_renew_age_seconds{class="leader-election",kind="Lease",lease="nodur",namespace="team-a"} 0`,
 		},
 		{
-			name:   "renew time in the future: negative age, held",
+			// First seen in the initial list: judged by its renewTime, but never later than when
+			// the exporter saw it, so a holder whose clock runs ahead cannot stretch its lease.
+			name:   "renew time in the future: observed when first seen, held",
 			leases: []*coordinationv1.Lease{lease("team-a", "skew", held("x", -5*time.Second, 15))},
-			want: `lease_held{class="leader-election",lease="skew",namespace="team-a"} 1
-lease_observed_renew_timestamp_seconds{class="leader-election",lease="skew",namespace="team-a"} 1.7952624e+09
-lease_renew_age_seconds{class="leader-election",lease="skew",namespace="team-a"} -5`,
+			want: `lease_held{class="leader-election",kind="Lease",lease="skew",namespace="team-a"} 1
+lease_observed_renew_timestamp_seconds{class="leader-election",kind="Lease",lease="skew",namespace="team-a"} 1.7952624e+09
+lease_renew_age_seconds{class="leader-election",kind="Lease",lease="skew",namespace="team-a"} 0`,
 		},
 		{
 			name: "coordinated leader election fields",
@@ -85,7 +88,7 @@ lease_renew_age_seconds{class="leader-election",lease="skew",namespace="team-a"}
 				s, p := coordinationv1.OldestEmulationVersion, "b"
 				l.Spec.Strategy, l.Spec.PreferredHolder = &s, &p
 			})},
-			want: `lease_info{class="leader-election",holder="a",lease="kube-scheduler",namespace="kube-system",preferred_holder="b",strategy="OldestEmulationVersion"} 1`,
+			want: `lease_info{class="leader-election",holder="a",kind="Lease",lease="kube-scheduler",namespace="kube-system",owner_kind="",owner_name="",preferred_holder="b",strategy="OldestEmulationVersion"} 1`,
 		},
 		{
 			name: "classes",
@@ -95,8 +98,8 @@ lease_renew_age_seconds{class="leader-election",lease="skew",namespace="team-a"}
 					l.Labels = map[string]string{"apiserver.kubernetes.io/identity": "kube-apiserver"}
 				}),
 			},
-			want: `lease_held{class="apiserver-identity",lease="apiserver-xyz",namespace="kube-system"} 1
-lease_held{class="node-heartbeat",lease="node-1",namespace="kube-node-lease"} 1
+			want: `lease_held{class="apiserver-identity",kind="Lease",lease="apiserver-xyz",namespace="kube-system"} 1
+lease_held{class="node-heartbeat",kind="Lease",lease="node-1",namespace="kube-node-lease"} 1
 lease_exporter_leases{class="apiserver-identity"} 1
 lease_exporter_leases{class="leader-election"} 0
 lease_exporter_leases{class="node-heartbeat"} 1`,
@@ -104,7 +107,7 @@ lease_exporter_leases{class="node-heartbeat"} 1`,
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := syncedView(t, tc.leases...)
-			c := New(v, func() time.Time { return scrapeTime })
+			c := New(v, func() time.Time { return scrapeTime }, WithExtended(true))
 			got := exposition(t, c, NewStatus(v, func() time.Time { return scrapeTime }))
 			for _, line := range strings.Split(strings.TrimSpace(tc.want), "\n") {
 				if !strings.Contains(got, line+"\n") {
@@ -146,10 +149,10 @@ func TestStaleViewFreezesHeld(t *testing.T) {
 	lost := scrapeTime.Add(-time.Minute)
 	rec := informer.Project(lease("a", "b", held("x", time.Minute+2*time.Second, 15)))
 	view := staticView{synced: true, asOf: lost, leases: []*informer.Lease{rec}}
-	got := exposition(t, New(view, func() time.Time { return scrapeTime }), NewStatus(view, func() time.Time { return scrapeTime }))
+	got := exposition(t, New(view, func() time.Time { return scrapeTime }, WithExtended(true)), NewStatus(view, func() time.Time { return scrapeTime }))
 	for _, line := range []string{
-		`lease_held{class="leader-election",lease="b",namespace="a"} 1`,
-		`lease_renew_age_seconds{class="leader-election",lease="b",namespace="a"} 2`,
+		`lease_held{class="leader-election",kind="Lease",lease="b",namespace="a"} 1`,
+		`lease_renew_age_seconds{class="leader-election",kind="Lease",lease="b",namespace="a"} 2`,
 		`lease_exporter_watch_stale_seconds 60`,
 	} {
 		if !strings.Contains(got, line+"\n") {
@@ -161,7 +164,9 @@ func TestStaleViewFreezesHeld(t *testing.T) {
 // TestGolden compares a mixed cluster with testdata/golden.prom, which promtool also checks.
 func TestGolden(t *testing.T) {
 	v := syncedView(t,
-		lease("team-a", "ctrl", held("pod-1_abc", 2*time.Second, 15), transitions(3)),
+		lease("team-a", "ctrl", held("pod-1_abc", 2*time.Second, 15), transitions(3), func(l *coordinationv1.Lease) {
+			l.OwnerReferences = []metav1.OwnerReference{{Kind: "ConfigMap", Name: "other"}, {Kind: "Deployment", Name: "ctrl", Controller: ptr.To(true)}}
+		}),
 		lease("team-b", "released", held("", 30*time.Second, 15), transitions(7)),
 		lease("kube-node-lease", "node-1", held("node-1", 5*time.Second, 40)),
 		lease("team-c", "empty"),
@@ -223,24 +228,40 @@ func lint(t *testing.T, c prometheus.Collector) {
 	}
 }
 
-func TestReducedNodeLeases(t *testing.T) {
+// The lean default: two series per node-heartbeat Lease, seven per other lock; everything with
+// --metrics.extended.
+func TestDefaultAndExtendedSets(t *testing.T) {
 	v := syncedView(t,
 		lease("kube-node-lease", "node-1", held("node-1", 5*time.Second, 40)),
-		lease("team-a", "ctrl", held("a", time.Second, 15)))
-	got := exposition(t, New(v, func() time.Time { return scrapeTime }, WithNodeLeases(NodeLeasesReduced)))
-	var node []string
-	for _, line := range strings.Split(got, "\n") {
-		if strings.Contains(line, `class="node-heartbeat"`) {
-			node = append(node, line[:strings.Index(line, "{")])
+		lease("team-a", "ctrl", held("a", time.Second, 15), func(l *coordinationv1.Lease) {
+			now := metav1.NewMicroTime(scrapeTime.Add(-time.Minute))
+			n := int32(3)
+			l.Spec.AcquireTime, l.Spec.LeaseTransitions = &now, &n
+		}))
+	families := func(got, class string) string {
+		var names []string
+		for _, line := range strings.Split(got, "\n") {
+			if strings.Contains(line, `class="`+class+`"`) && !strings.HasPrefix(line, "lease_exporter_") {
+				names = append(names, line[:strings.Index(line, "{")])
+			}
 		}
+		return strings.Join(names, ",")
 	}
-	if strings.Join(node, ",") != "lease_held,lease_renew_age_seconds" {
-		t.Errorf("node Lease series under reduced: %v, want lease_held and lease_renew_age_seconds only", node)
+	clock := func() time.Time { return scrapeTime }
+	lean := exposition(t, New(v, clock))
+	if got := families(lean, "node-heartbeat"); got != "lease_held,lease_observed_renew_timestamp_seconds" {
+		t.Errorf("node Lease series by default: %s", got)
 	}
-	if !strings.Contains(got, `lease_info{class="leader-election"`) {
-		t.Error("reduced node Leases also dropped leader-election series")
+	// No live renewal was seen, so no skew yet: six of the seven.
+	if got := families(lean, "leader-election"); got != "lease_acquire_timestamp_seconds,lease_duration_seconds,lease_held,lease_info,lease_observed_holder_changes_total,lease_observed_renew_timestamp_seconds" {
+		t.Errorf("leader-election series by default: %s", got)
 	}
-	if _, err := ParseNodeLeases("some"); err == nil || !strings.Contains(err.Error(), "--node-leases") {
-		t.Errorf("ParseNodeLeases(some) = %v", err)
+	all := exposition(t, New(v, clock, WithExtended(true)))
+	want := "lease_acquire_timestamp_seconds,lease_duration_seconds,lease_expiry_timestamp_seconds,lease_held,lease_info,lease_observed_holder_changes_total,lease_observed_renew_timestamp_seconds,lease_renew_age_seconds,lease_renew_timestamp_seconds,lease_transitions_total"
+	if got := families(all, "leader-election"); got != want {
+		t.Errorf("leader-election series with --metrics.extended: %s", got)
+	}
+	if got := families(all, "node-heartbeat"); got != "lease_acquire_timestamp_seconds,lease_duration_seconds,lease_expiry_timestamp_seconds,lease_held,lease_info,lease_observed_holder_changes_total,lease_observed_renew_timestamp_seconds,lease_renew_age_seconds,lease_renew_timestamp_seconds" {
+		t.Errorf("node Lease series with --metrics.extended: %s", got)
 	}
 }

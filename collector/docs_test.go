@@ -30,7 +30,7 @@ func TestDocsMatchExporter(t *testing.T) {
 	emitted := append(descNames(New(nil, nil)), descNames(NewStatus(nil, nil))...)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(versioncollector.NewCollector("lease_exporter"))
-	if _, err := informer.New(nil, informer.Options{TotalShards: 1}, nil, reg); err != nil {
+	if _, err := informer.NewForClient(nil, informer.Options{}, nil, reg); err != nil {
 		t.Fatal(err)
 	}
 	emitted = append(emitted, gatheredNames(t, reg)...)

@@ -18,43 +18,65 @@ type family struct {
 	value func(l *informer.Lease, at int64) (v float64, ok bool)
 	// created is the counter's created timestamp (client_golang path only; text has none).
 	created func(l *informer.Lease) time.Time
-	// nodeEssential families are kept for node Leases under --node-leases=reduced.
-	nodeEssential bool
-	desc          *prometheus.Desc
+	// set says which locks export the family (see settings.exports).
+	set  familySet
+	desc *prometheus.Desc
 }
 
+// familySet is who gets a family by default. The default is lean because every series costs
+// the user's Prometheus about 3 KB of memory (docs/benchmarks.md); what the default drops is
+// derivable in PromQL from what it keeps (docs/metrics.md gives the queries).
+type familySet uint8
+
+const (
+	// everyLock: every lock, node-heartbeat Leases included (two series for a node Lease).
+	everyLock familySet = iota
+	// elections: leader-election and apiserver-identity locks; node Leases with --metrics.extended.
+	elections
+	// extended: only with --metrics.extended.
+	extended
+)
+
 var (
-	leaseLabels = []string{"class", "lease", "namespace"}
+	leaseLabels = []string{"class", "kind", "lease", "namespace"}
 	// infoLabels are lease_info's labels, in client_golang's (sorted) order.
-	infoLabels = []string{"class", "holder", "lease", "namespace", "preferred_holder", "strategy"}
+	infoLabels = []string{"class", "holder", "kind", "lease", "namespace", "owner_kind", "owner_name", "preferred_holder", "strategy"}
 )
 
 // families lists the per-lease metrics sorted by name, the order of the exposition.
 var families = withDescs([]*family{
-	{name: "lease_acquire_timestamp_seconds", help: "Unix time of spec.acquireTime, when the current holder acquired the Lease.",
+	{name: "lease_acquire_timestamp_seconds", set: elections, help: "Unix time of spec.acquireTime, when the current holder acquired the Lease.",
 		value: func(l *informer.Lease, _ int64) (float64, bool) { return micros(l.AcquireTime), l.HasAcquireTime }},
-	{name: "lease_duration_seconds", help: "Value of spec.leaseDurationSeconds, how long after the last renewal the Lease expires.",
+	{name: "lease_duration_seconds", set: elections, help: "Value of spec.leaseDurationSeconds, how long after the last renewal the Lease expires.",
 		value: func(l *informer.Lease, _ int64) (float64, bool) { return float64(l.DurationSeconds), l.HasDuration }},
-	{name: "lease_expiry_timestamp_seconds", help: "Unix time at which the Lease expires unless renewed: renewTime plus leaseDurationSeconds.",
+	{name: "lease_expiry_timestamp_seconds", set: extended, help: "Unix time, by the exporter's clock, at which the Lease expires unless its record changes: when the exporter saw it change plus leaseDurationSeconds.",
 		value: func(l *informer.Lease, _ int64) (float64, bool) {
-			return micros(l.RenewTime) + float64(l.DurationSeconds), l.HasRenewTime && l.HasDuration
+			at, ok := l.Expiry()
+			return micros(at), ok
 		}},
-	{name: "lease_held", help: "Whether the Lease has a holder and is not expired at evaluation time (1) or not (0).", nodeEssential: true,
+	{name: "lease_held", help: "Whether the Lease has a holder and, judged by when the exporter saw its record change, is not expired at evaluation time (1) or not (0).",
 		value: func(l *informer.Lease, at int64) (float64, bool) { return boolFloat(l.Held(at)), true }},
-	{name: "lease_info", help: "Current holder of the Lease (holder is empty when there is none), always 1.",
+	{name: "lease_holder_clock_skew_seconds", set: elections, help: "How far the holder's clock runs ahead of the exporter's (negative: behind), from the last renewal seen live on the watch.",
+		value: func(l *informer.Lease, _ int64) (float64, bool) {
+			ms, ok := l.ClockSkew()
+			return float64(ms) / 1e3, ok
+		}},
+	{name: "lease_info", set: elections, help: "Current holder of the Lease (holder is empty when there is none), always 1.",
 		value: func(*informer.Lease, int64) (float64, bool) { return 1, true }},
-	{name: "lease_observed_holder_changes_total", help: "Holder changes this exporter saw on its watch since it first saw the Lease.", counter: true,
+	{name: "lease_observed_holder_changes_total", set: elections, help: "Leadership changes since the exporter first saw the Lease: a new holder seen on the watch, or the rise of spec.leaseTransitions if larger.", counter: true,
 		value:   func(l *informer.Lease, _ int64) (float64, bool) { return float64(l.ObservedHolderChanges), true },
 		created: func(l *informer.Lease) time.Time { return time.UnixMicro(l.FirstSeen) }},
-	{name: "lease_observed_renew_timestamp_seconds", help: "Unix time, by the exporter's clock, at which it saw spec.renewTime change.",
+	{name: "lease_observed_renew_timestamp_seconds", help: "Unix time, by the exporter's clock, at which it saw the Lease's holder or renewTime change.",
 		value: func(l *informer.Lease, _ int64) (float64, bool) {
 			return micros(l.ObservedRenewTime), l.ObservedRenewTime != 0
 		}},
-	{name: "lease_renew_age_seconds", help: "Seconds from spec.renewTime to evaluation time.", nodeEssential: true,
-		value: func(l *informer.Lease, at int64) (float64, bool) { return micros(at - l.RenewTime), l.HasRenewTime }},
-	{name: "lease_renew_timestamp_seconds", help: "Unix time of spec.renewTime, the holder's last renewal, by the holder's clock.",
+	{name: "lease_renew_age_seconds", set: extended, help: "Seconds from when the exporter saw the Lease's holder or renewTime change to evaluation time.",
+		value: func(l *informer.Lease, at int64) (float64, bool) {
+			return micros(at - l.ObservedRenewTime), l.HasRenewTime
+		}},
+	{name: "lease_renew_timestamp_seconds", set: extended, help: "Unix time of spec.renewTime, the holder's last renewal, by the holder's clock.",
 		value: func(l *informer.Lease, _ int64) (float64, bool) { return micros(l.RenewTime), l.HasRenewTime }},
-	{name: "lease_transitions_total", help: "Value of spec.leaseTransitions, holder changes as counted by the electing clients.", counter: true,
+	{name: "lease_transitions_total", set: extended, help: "Value of spec.leaseTransitions, holder changes as counted by the electing clients.", counter: true,
 		value:   func(l *informer.Lease, _ int64) (float64, bool) { return float64(l.Transitions), l.HasTransitions },
 		created: func(l *informer.Lease) time.Time { return time.Unix(l.Created, 0) }},
 })
@@ -75,9 +97,10 @@ func withDescs(fs []*family) []*family {
 // labelValues returns l's label values in the order of f's descriptor.
 func (f *family) labelValues(l *informer.Lease) []string {
 	if f.name == infoFamily {
-		return []string{l.Class.String(), l.Holder, l.Name(), l.Namespace(), l.PreferredHolder(), l.Strategy()}
+		ownerKind, ownerName := l.Owner()
+		return []string{l.Class.String(), l.Holder, l.Kind().String(), l.Name(), l.Namespace(), ownerKind, ownerName, l.PreferredHolder(), l.Strategy()}
 	}
-	return []string{l.Class.String(), l.Name(), l.Namespace()}
+	return []string{l.Class.String(), l.Kind().String(), l.Name(), l.Namespace()}
 }
 
 func micros(us int64) float64 { return float64(us) / 1e6 }

@@ -96,7 +96,7 @@ func checkExposition(t *testing.T, l *coordinationv1.Lease) {
 	// few milliseconds. The informer still lists through the fake client and transforms.
 	client := fake.NewSimpleClientset(l)
 	reg := prometheus.NewPedanticRegistry()
-	v, err := informer.New(client, informer.Options{TotalShards: 1, Now: func() time.Time { return scrapeTime }},
+	v, err := informer.NewForClient(client, informer.Options{Now: func() time.Time { return scrapeTime }},
 		slog.New(slog.NewTextHandler(io.Discard, nil)), reg)
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +107,7 @@ func checkExposition(t *testing.T, l *coordinationv1.Lease) {
 	if err := v.WaitForCacheSync(ctx); err != nil {
 		t.Fatalf("informer did not sync: %v", err)
 	}
-	c := New(v, func() time.Time { return scrapeTime })
+	c := New(v, func() time.Time { return scrapeTime }, WithExtended(true)) // every family
 	reg.MustRegister(c)
 
 	mfs, err := reg.Gather()
@@ -130,7 +130,7 @@ func checkExposition(t *testing.T, l *coordinationv1.Lease) {
 	// The fast text writer serves text scrapes; it copies label bytes itself, so it is
 	// checked on its own: it must parse and agree with client_golang.
 	var fast bytes.Buffer
-	if err := NewTextWriter(v, func() time.Time { return scrapeTime }).Write(&fast, nil); err != nil {
+	if err := NewTextWriter(v, func() time.Time { return scrapeTime }, WithExtended(true)).Write(&fast, nil); err != nil {
 		t.Fatalf("text writer: %v", err)
 	}
 	fastParsed, err := parser.TextToMetricFamilies(bytes.NewReader(fast.Bytes()))

@@ -1,47 +1,35 @@
 package collector
 
-import (
-	"fmt"
-
-	"github.com/lease-exporter/lease-exporter/informer"
-)
-
-// NodeLeases says which series node-heartbeat Leases get. A 15,000-node cluster has 15,000
-// node Leases; the full set is ~9 series each, while node health needs only two.
-type NodeLeases string
-
-// The NodeLeases choices; excluding them entirely is --namespaces-exclude=kube-node-lease.
-const (
-	NodeLeasesFull    NodeLeases = "full"
-	NodeLeasesReduced NodeLeases = "reduced" // only lease_held and lease_renew_age_seconds
-)
-
-// ParseNodeLeases validates a --node-leases value.
-func ParseNodeLeases(s string) (NodeLeases, error) {
-	switch m := NodeLeases(s); m {
-	case NodeLeasesFull, NodeLeasesReduced:
-		return m, nil
-	}
-	return "", fmt.Errorf("invalid --node-leases %q: use full or reduced (drop node Leases with --namespaces-exclude=kube-node-lease)", s)
-}
+import "github.com/lease-exporter/lease-exporter/informer"
 
 // Option configures New and NewTextWriter.
 type Option func(*settings)
 
-type settings struct{ nodeLeases NodeLeases }
+type settings struct{ extended bool }
 
-// WithNodeLeases sets the series node-heartbeat Leases get.
-func WithNodeLeases(m NodeLeases) Option { return func(s *settings) { s.nodeLeases = m } }
+// WithExtended exports every family for every lock (--metrics.extended): the series the lean
+// default leaves out because PromQL derives them from the others, and the leader-election
+// families for node-heartbeat Leases.
+func WithExtended(on bool) Option { return func(s *settings) { s.extended = on } }
 
 func newSettings(opts []Option) settings {
-	s := settings{nodeLeases: NodeLeasesFull}
+	var s settings
 	for _, o := range opts {
 		o(&s)
 	}
 	return s
 }
 
-// exports reports whether f is exported for l under these settings.
+// exports reports whether f is exported for l under these settings. By default a
+// node-heartbeat Lease gets two series (held and the observed renew time: node health needs
+// no more, and a large cluster has tens of thousands of them), every other lock seven.
 func (s settings) exports(f *family, l *informer.Lease) bool {
-	return s.nodeLeases != NodeLeasesReduced || l.Class != informer.ClassNodeHeartbeat || f.nodeEssential
+	switch {
+	case s.extended || f.set == everyLock:
+		return true
+	case f.set == elections:
+		return l.Class != informer.ClassNodeHeartbeat
+	default:
+		return false
+	}
 }

@@ -42,14 +42,16 @@ func (w *TextWriter) Write(out io.Writer, self []*dto.MetricFamily) error {
 	if w.view.HasSynced() {
 		at = w.view.FreshAsOf(w.now()).UnixMicro()
 		w.view.Range(func(l *informer.Lease) { leases = append(leases, l) })
-		// client_golang sorts a family's series by label values in label-name order.
+		// client_golang sorts a family's series by label values in label-name order. A lock is
+		// unique by kind, namespace and name, so lease_info's later labels never decide.
 		slices.SortFunc(leases, func(a, b *informer.Lease) int {
-			return cmp.Or(strings.Compare(a.Class.String(), b.Class.String()),
+			return cmp.Or(strings.Compare(a.Class.String(), b.Class.String()), strings.Compare(a.Kind().String(), b.Kind().String()),
 				strings.Compare(a.Name(), b.Name()), strings.Compare(a.Namespace(), b.Namespace()))
 		})
 		byInfo = slices.Clone(leases)
 		slices.SortStableFunc(byInfo, func(a, b *informer.Lease) int {
-			return cmp.Or(strings.Compare(a.Class.String(), b.Class.String()), strings.Compare(a.Holder, b.Holder))
+			return cmp.Or(strings.Compare(a.Class.String(), b.Class.String()), strings.Compare(a.Holder, b.Holder),
+				strings.Compare(a.Kind().String(), b.Kind().String()))
 		})
 	}
 	buf := make([]byte, 0, 256)
@@ -96,9 +98,14 @@ func (w *TextWriter) appendFamily(buf []byte, bw *bufio.Writer, f *family, lease
 		if f.name == infoFamily {
 			buf = appendLabel(buf, `",holder="`, l.Holder)
 		}
+		buf = append(buf, `",kind="`...)
+		buf = append(buf, l.Kind().String()...)
 		buf = appendLabel(buf, `",lease="`, l.Name())
 		buf = appendLabel(buf, `",namespace="`, l.Namespace())
 		if f.name == infoFamily {
+			ownerKind, ownerName := l.Owner()
+			buf = appendLabel(buf, `",owner_kind="`, ownerKind)
+			buf = appendLabel(buf, `",owner_name="`, ownerName)
 			buf = appendLabel(buf, `",preferred_holder="`, l.PreferredHolder())
 			buf = appendLabel(buf, `",strategy="`, l.Strategy())
 		}

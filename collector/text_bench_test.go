@@ -15,17 +15,17 @@ type countingDiscard struct{ n int64 }
 func (c *countingDiscard) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
 
 // BenchmarkTextWriter is the render path production text scrapes take (TextWriter), at the
-// sizes of the targets, with full and reduced node-Lease series, uncompressed and
+// sizes of the targets, with the default and the extended series, uncompressed and
 // through gzip at BestSpeed as the metrics handler does. BenchmarkGatherText is the
 // client_golang path the same series take for protobuf and OpenMetrics scrapes.
 func BenchmarkTextWriter(b *testing.B) {
 	for _, n := range []int{1000, 10000, 100000} {
 		view := benchView(n)
-		for _, mode := range []NodeLeases{NodeLeasesFull, NodeLeasesReduced} {
+		for _, extended := range []bool{false, true} {
 			for _, compress := range []bool{false, true} {
-				name := fmt.Sprintf("leases=%d/node-leases=%s/gzip=%t", n, mode, compress)
+				name := fmt.Sprintf("leases=%d/extended=%t/gzip=%t", n, extended, compress)
 				b.Run(name, func(b *testing.B) {
-					w := NewTextWriter(view, func() time.Time { return scrapeTime }, WithNodeLeases(mode))
+					w := NewTextWriter(view, func() time.Time { return scrapeTime }, WithExtended(extended))
 					var size countingDiscard
 					if err := w.Write(&size, nil); err != nil {
 						b.Fatal(err)

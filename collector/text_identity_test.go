@@ -19,7 +19,6 @@ import (
 // renders for the same Leases: same bytes, so it is as lint-clean as the collector.
 func TestTextWriterMatchesClientGolang(t *testing.T) {
 	clock := func() time.Time { return scrapeTime }
-	reduced := WithNodeLeases(NodeLeasesReduced)
 	for _, tc := range []struct {
 		name string
 		view staticView
@@ -29,7 +28,8 @@ func TestTextWriterMatchesClientGolang(t *testing.T) {
 		{"edge cases", staticView{synced: true, asOf: scrapeTime, leases: edgeCaseLeases()}, nil},
 		{"stale view", staticView{synced: true, asOf: scrapeTime.Add(-time.Minute), leases: edgeCaseLeases()}, nil},
 		{"many", benchView(3000), nil},
-		{"reduced node leases", benchView(300), []Option{reduced}},
+		{"extended", benchView(300), []Option{WithExtended(true)}},
+		{"extended edge cases", staticView{synced: true, asOf: scrapeTime, leases: edgeCaseLeases()}, []Option{WithExtended(true)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			self := prometheus.NewPedanticRegistry()

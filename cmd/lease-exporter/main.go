@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/prometheus/common/version"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/informer"
@@ -47,7 +46,7 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// run reads as the exporter's table of contents: client, informer, registry, server, wait.
+// run reads as the exporter's table of contents: client config, registry, informer, server, wait.
 func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 	logger.Info("starting lease-exporter", "version", version.Info(), "build", version.BuildContext())
 	opts.client.UserAgent = "lease-exporter/" + version.Version
@@ -55,21 +54,15 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 	if err != nil {
 		return kubeConfigError{err}
 	}
-	client, err := kubernetes.NewForConfig(cfg)
+	reg := newRegistry()
+	leases, err := informer.New(cfg, opts.informer, logger.With("component", "informer"), reg)
 	if err != nil {
 		return kubeConfigError{fmt.Errorf("build client from %s: %w", source, err)}
 	}
-	if err := informer.CheckReachable(ctx, client, cfg.Host, opts.reachTimeout); err != nil {
+	if err := leases.CheckReachable(ctx, opts.reachTimeout); err != nil {
 		return unreachableError{fmt.Errorf("%w (configured by %s)", err, source)}
 	}
 	logger.Info("connected to API server", "host", cfg.Host, "config", source, "watching", opts.informer.Describe())
-	opts.informer.WatchConfig = cfg
-
-	reg := newRegistry()
-	leases, err := informer.New(client, opts.informer, logger.With("component", "informer"), reg)
-	if err != nil {
-		return err
-	}
 	reg.MustRegister(collector.NewStatus(leases, nil))
 	// The informers get their own context: Shutdown waits for them to stop, so when serve
 	// fails (e.g. the listen address is taken) they must be stopped here, or run never returns.
@@ -78,7 +71,8 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 	defer func() { stopInformers(); leases.Shutdown() }()
 	go logSynced(informerCtx, leases, logger)
 
-	return serve(ctx, newServer(opts, reg, leases, logger), opts, logger)
+	srv := newServer(opts.telemetryPath, metricsHandler(opts, reg, leases, logger), leases.HasSynced, opts.enablePprof)
+	return serve(ctx, srv, opts, logger)
 }
 
 func logSynced(ctx context.Context, leases *informer.Leases, logger *slog.Logger) {

@@ -39,8 +39,8 @@ current-context: ctx
 		{"stray argument", []string{"extra"}, exitUsage, `unexpected argument "extra"`},
 		{"invalid selector", []string{"--lease-selector", "a in (b"}, exitUsage, "invalid --lease-selector"},
 		{"invalid namespace", []string{"--namespaces", "Bad_NS"}, exitUsage, `invalid namespace "Bad_NS"`},
+		{"namespaces and exclusions", []string{"--namespaces", "a", "--namespaces-exclude", "b"}, exitUsage, "--namespaces and --namespaces-exclude cannot be combined"},
 		{"bad log level", []string{"--log.level", "loud"}, exitUsage, "invalid --log.level"},
-		{"bad node-leases", []string{"--node-leases", "some"}, exitUsage, "invalid --node-leases"},
 		{"negative watch batch", []string{"--kube.watch-batch-interval=-1s"}, exitUsage, "invalid --kube.watch-batch-interval -1s: must be between 0 and 5s"},
 		{"long watch batch", []string{"--kube.watch-batch-interval=1m"}, exitUsage, "invalid --kube.watch-batch-interval 1m0s"},
 		{"bad shard", []string{"--shard", "3", "--total-shards", "2"}, exitUsage, "invalid sharding"},
@@ -48,7 +48,8 @@ current-context: ctx
 		{"missing web config", []string{"--web.config.file", filepath.Join(dir, "absent.yml")}, exitUsage, "invalid --web.config.file"},
 		{"missing kubeconfig", []string{"--kubeconfig", filepath.Join(dir, "absent")}, exitKubeConfig, "absent"},
 		{"malformed kubeconfig", []string{"--kubeconfig", malformed}, exitKubeConfig, "load Kubernetes client config from kubeconfig " + malformed},
-		{"unknown context", []string{"--kubeconfig", valid, "--kube-context", "other"}, exitKubeConfig, "(context other): context"},
+		{"unknown context", []string{"--kubeconfig", valid, "--kube.context", "other"}, exitKubeConfig, "(context other): context"},
+		{"unknown context, old flag spelling", []string{"--kubeconfig", valid, "--kube-context", "other"}, exitKubeConfig, "(context other): context"},
 		{"unreachable server", []string{"--kubeconfig", valid, "--kube.reach-timeout=1s"}, exitUnreachable, "API server https://127.0.0.1:1 not reachable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,5 +76,8 @@ func TestVersionAndHelp(t *testing.T) {
 	stdout.Reset()
 	if code := realMain([]string{"--help"}, &stdout, &stderr); code != exitOK || !strings.Contains(stderr.String(), "-web.listen-address") {
 		t.Fatalf("--help: code %d, stderr %q", code, stderr.String())
+	}
+	if strings.Contains(stderr.String(), "-kube-context") || !strings.Contains(stderr.String(), "-kube.context") {
+		t.Errorf("--help must list --kube.context and hide its old spelling --kube-context:\n%s", stderr.String())
 	}
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/prometheus/exporter-toolkit/web"
 
-	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/informer"
 )
 
@@ -32,8 +31,8 @@ type options struct {
 	namespaces     string
 	namespacesExcl string
 	showVersion    bool
-	nodeLeasesFlag string
-	nodeLeases     collector.NodeLeases
+	// extendedMetrics adds the derivable families to the lean default (collector.WithExtended).
+	extendedMetrics bool
 	// reachTimeout bounds the start-up check that the API server answers at all.
 	reachTimeout time.Duration
 }
@@ -47,16 +46,37 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.logLevel, "log.level", "info", "Log level: debug, info, warn or error.")
 	fs.StringVar(&o.logFormat, "log.format", "text", "Log format: text (coloured on a terminal) or json.")
 	fs.StringVar(&o.client.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig file. Default: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.")
-	fs.StringVar(&o.client.Context, "kube-context", "", "Kubeconfig context to use instead of the current context.")
+	fs.StringVar(&o.client.Context, "kube.context", "", "Kubeconfig context to use instead of the current context.")
 	fs.StringVar(&o.namespaces, "namespaces", "", "Comma-separated namespaces to watch. Default: all namespaces.")
 	fs.StringVar(&o.namespacesExcl, "namespaces-exclude", "", "Comma-separated namespaces not to watch.")
 	fs.StringVar(&o.informer.LeaseSelector, "lease-selector", "", "Label selector: only Leases matching it are exported (e.g. 'app!=test').")
-	fs.StringVar(&o.nodeLeasesFlag, "node-leases", "full", "Series for node-heartbeat Leases: full, or reduced (only lease_held and lease_renew_age_seconds) to cap cardinality in large clusters.")
+	fs.BoolVar(&o.extendedMetrics, "metrics.extended", false, "Also export the series the lean default leaves out because PromQL derives them (renew and expiry times, renew age, spec.leaseTransitions), and the leader-election series for node-heartbeat Leases.")
 	fs.IntVar(&o.informer.Shard, "shard", 0, "This replica's shard number, from 0 to --total-shards - 1.")
 	fs.IntVar(&o.informer.TotalShards, "total-shards", 1, "Number of shards Leases are split across (stable hash of namespace/name).")
 	fs.DurationVar(&o.reachTimeout, "kube.reach-timeout", o.reachTimeout, "How long to wait at start for the API server to answer before exiting with code 4.")
 	fs.DurationVar(&o.informer.WatchBatch, "kube.watch-batch-interval", o.informer.WatchBatch, "Read watch events in batches at most this far apart, which cuts CPU per Lease update about fourfold at high churn; metrics lag by up to this much. 0 reads each event as it arrives.")
 	fs.BoolVar(&o.showVersion, "version", false, "Print version information and exit.")
+	for old, current := range hiddenAliases {
+		f := fs.Lookup(current)
+		fs.Var(f.Value, old, "Deprecated spelling of --"+current+".")
+	}
+}
+
+// hiddenAliases are earlier spellings of renamed flags, accepted so existing manifests keep
+// working, and left out of --help and the README. Old spelling -> current name.
+var hiddenAliases = map[string]string{"kube-context": "kube.context"}
+
+// printUsage is the flag set's usage text: every flag except the hidden aliases.
+func printUsage(fs *flag.FlagSet) {
+	fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
+	visible := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, hidden := hiddenAliases[f.Name]; !hidden {
+			visible.Var(f.Value, f.Name, f.Usage)
+		}
+	})
+	visible.SetOutput(fs.Output())
+	visible.PrintDefaults()
 }
 
 // Validate reports the first invalid flag, naming it and saying what is expected.
@@ -64,11 +84,7 @@ func (o *options) Validate() error {
 	o.informer.Namespaces = splitList(o.namespaces)
 	o.informer.ExcludeNamespaces = splitList(o.namespacesExcl)
 	if err := o.informer.Validate(); err != nil {
-		return err
-	}
-	var err error
-	if o.nodeLeases, err = collector.ParseNodeLeases(o.nodeLeasesFlag); err != nil {
-		return err
+		return o.flagError(err)
 	}
 	switch o.logLevel {
 	case "debug", "info", "warn", "error":
@@ -95,14 +111,37 @@ func (o *options) Validate() error {
 	return nil
 }
 
+// flagError phrases an invalid informer option as the flag that set it.
+func (o *options) flagError(err error) error {
+	var invalid *informer.OptionError
+	if !errors.As(err, &invalid) {
+		return err
+	}
+	switch invalid.Field {
+	case "ExcludeNamespaces":
+		return errors.New("--namespaces and --namespaces-exclude cannot be combined: list only the namespaces to watch")
+	case "LeaseSelector":
+		return fmt.Errorf("invalid --lease-selector %q: %w", o.informer.LeaseSelector, errors.Unwrap(invalid.Err))
+	case "WatchBatch":
+		return fmt.Errorf("invalid --kube.watch-batch-interval %s: must be between 0 and %s (longer makes every metric lag)",
+			o.informer.WatchBatch, informer.MaxWatchBatch)
+	case "Shard":
+		return fmt.Errorf("invalid sharding --shard=%d --total-shards=%d: need 0 <= shard < total-shards", o.informer.Shard, o.informer.TotalShards)
+	default:
+		return err
+	}
+}
+
 var reservedPaths = map[string]bool{"/": true, "/healthz": true, "/readyz": true}
 
-// parseOptions parses args; a usage error is reported as errUsage after printing usage.
+// parseOptions parses args; an invalid flag is a usageError (exit code 2), reported after
+// the flag package has printed usage.
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	o := &options{reachTimeout: 15 * time.Second, informer: informer.Options{WatchBatch: 250 * time.Millisecond}}
 	fs := flag.NewFlagSet("lease-exporter", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o.AddFlags(fs)
+	fs.Usage = func() { printUsage(fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/lease-exporter/lease-exporter/collector"
+	"github.com/lease-exporter/lease-exporter/exposition"
 	"github.com/lease-exporter/lease-exporter/informer"
 )
 
@@ -35,26 +36,46 @@ func newRegistry() *prometheus.Registry {
 	return reg
 }
 
-// newServer builds the HTTP server: metrics, probes, landing page and optionally pprof.
-// reg holds the self-metrics; the per-lease series come from view.
-func newServer(opts *options, reg *prometheus.Registry, view informer.View, logger *slog.Logger) *http.Server {
-	leases := prometheus.NewRegistry()
-	nodeLeases := collector.WithNodeLeases(opts.nodeLeases)
-	leases.MustRegister(collector.New(view, nil, nodeLeases))
+// metricsHandler is the exposition of view's Leases and of reg, behind the scrape limit.
+func metricsHandler(opts *options, reg *prometheus.Registry, view informer.View, logger *slog.Logger) http.Handler {
+	return limitScrapes(exposition.NewHandler(view, reg, logger, collector.WithExtended(opts.extendedMetrics)), opts.maxRequests)
+}
+
+// limitScrapes answers 503 to scrapes beyond max at a time (0: no limit): at 100k Leases a
+// scrape holds ~100 MB, so piled-up scrapes would exhaust the memory limit.
+func limitScrapes(h http.Handler, max int) http.Handler {
+	if max <= 0 {
+		return h
+	}
+	inFlight := make(chan struct{}, max)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case inFlight <- struct{}{}:
+			defer func() { <-inFlight }()
+			h.ServeHTTP(w, r)
+		default:
+			http.Error(w, fmt.Sprintf("too many concurrent scrapes (limit %d, set by --web.max-requests); try again later", max),
+				http.StatusServiceUnavailable)
+		}
+	})
+}
+
+// newServer builds the HTTP server: metrics at metricsPath, probes, landing page and, with
+// enablePprof, the profiling endpoints. ready says whether /readyz answers 200.
+func newServer(metricsPath string, metrics http.Handler, ready func() bool, enablePprof bool) *http.Server {
 	mux := http.NewServeMux()
-	mux.Handle(opts.telemetryPath, newMetricsHandler(reg, prometheus.Gatherers{reg, leases},
-		collector.NewTextWriter(view, nil, nodeLeases), opts.maxRequests, logger))
+	mux.Handle(metricsPath, metrics)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !view.HasSynced() {
+		if !ready() {
 			http.Error(w, "lease cache not synced yet", http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	if opts.enablePprof {
+	if enablePprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
@@ -65,7 +86,7 @@ func newServer(opts *options, reg *prometheus.Registry, view informer.View, logg
 		Description: "Prometheus exporter for Kubernetes Lease and leader-election health",
 		Version:     version.Info(),
 		Links: []web.LandingLinks{
-			{Address: opts.telemetryPath, Text: "Metrics"},
+			{Address: metricsPath, Text: "Metrics"},
 			{Address: "/healthz", Text: "Health"},
 			{Address: "/readyz", Text: "Readiness"},
 		},

@@ -1,4 +1,4 @@
-package main
+package exposition
 
 import (
 	"compress/gzip"
@@ -44,18 +44,16 @@ func (v oneLeaseView) Range(fn func(*informer.Lease)) {
 	fn(v.lease)
 }
 
-func handlerFor(view informer.View, maxRequests int) http.Handler {
+func handlerFor(view informer.View) *Handler {
 	self := prometheus.NewRegistry()
 	self.MustRegister(collector.NewStatus(view, nil))
-	leases := prometheus.NewRegistry()
-	leases.MustRegister(collector.New(view, nil))
-	return newMetricsHandler(self, prometheus.Gatherers{self, leases}, collector.NewTextWriter(view, nil), maxRequests, slog.New(slog.DiscardHandler))
+	return NewHandler(view, self, slog.New(slog.DiscardHandler))
 }
 
 func TestMetricsFormats(t *testing.T) {
 	view := newOneLeaseView()
 	close(view.block)
-	srv := httptest.NewServer(handlerFor(view, 0))
+	srv := httptest.NewServer(handlerFor(view))
 	defer srv.Close()
 	for _, tc := range []struct {
 		name, accept, encoding, wantType string
@@ -64,7 +62,8 @@ func TestMetricsFormats(t *testing.T) {
 		{"text gzip", "", "gzip", "text/plain; version=0.0.4; charset=utf-8; escaping=underscores"},
 		{"protobuf preferred, text accepted: fast text", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,text/plain;version=0.0.4;q=0.5,*/*;q=0.1", "", "text/plain; version=0.0.4"},
 		{"protobuf only via client_golang", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited", "", "application/vnd.google.protobuf"},
-		{"openmetrics via client_golang", "application/openmetrics-text;version=1.0.0", "", "text/plain"},
+		{"prometheus 2.42, openmetrics preferred: fast text", "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1", "gzip", "text/plain; version=0.0.4; charset=utf-8; escaping=underscores"},
+		{"openmetrics only: text via client_golang", "application/openmetrics-text;version=1.0.0", "", "text/plain"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
@@ -95,42 +94,11 @@ func TestMetricsFormats(t *testing.T) {
 	}
 }
 
-func TestConcurrentScrapeLimit(t *testing.T) {
-	view := newOneLeaseView()
-	srv := httptest.NewServer(handlerFor(view, 1))
-	defer srv.Close()
-	first := make(chan int)
-	go func() {
-		resp, err := http.Get(srv.URL)
-		if err != nil {
-			first <- 0
-			return
-		}
-		resp.Body.Close()
-		first <- resp.StatusCode
-	}()
-	// Once the first scrape is inside the view it holds the only slot: a second must get 503.
-	<-view.entered
-	resp, err := http.Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "--web.max-requests") {
-		t.Errorf("second concurrent scrape: %d %q, want 503 naming --web.max-requests", resp.StatusCode, body)
-	}
-	close(view.block)
-	if code := <-first; code != http.StatusOK {
-		t.Fatalf("first scrape: %d", code)
-	}
-}
-
 // TestSimultaneousGzipScrapesShareOneRender holds one gzip scrape inside the render while a
 // second arrives: the second must wait for it and get the same bytes, rendering nothing.
 func TestSimultaneousGzipScrapesShareOneRender(t *testing.T) {
 	view := newOneLeaseView()
-	h := handlerFor(view, 0).(*metricsHandler)
+	h := handlerFor(view)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	unblock := sync.OnceFunc(func() { close(view.block) })

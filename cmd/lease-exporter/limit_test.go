@@ -1,0 +1,79 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lease-exporter/lease-exporter/collector"
+	"github.com/lease-exporter/lease-exporter/informer"
+)
+
+// oneLeaseView holds one held Lease; Range blocks while block is open, to hold scrapes in flight.
+type oneLeaseView struct {
+	lease   *informer.Lease
+	block   chan struct{}
+	entered chan struct{} // receives once per Range call
+}
+
+func newOneLeaseView() oneLeaseView {
+	holder, d := "pod-1", int32(15)
+	renew := metav1.NewMicroTime(time.Now())
+	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ctrl"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &d, RenewTime: &renew}}
+	return oneLeaseView{lease: informer.Project(l), block: make(chan struct{}), entered: make(chan struct{}, 100)}
+}
+
+func (v oneLeaseView) HasSynced() bool                   { return true }
+func (v oneLeaseView) FreshAsOf(now time.Time) time.Time { return now }
+func (v oneLeaseView) Range(fn func(*informer.Lease)) {
+	v.entered <- struct{}{}
+	<-v.block
+	fn(v.lease)
+}
+
+// handlerFor is the metrics path as run wires it, limited to maxRequests concurrent scrapes.
+func handlerFor(view informer.View, maxRequests int) http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collector.NewStatus(view, nil))
+	return metricsHandler(&options{maxRequests: maxRequests}, reg, view, slog.New(slog.DiscardHandler))
+}
+
+func TestConcurrentScrapeLimit(t *testing.T) {
+	view := newOneLeaseView()
+	srv := httptest.NewServer(handlerFor(view, 1))
+	defer srv.Close()
+	first := make(chan int)
+	go func() {
+		resp, err := http.Get(srv.URL)
+		if err != nil {
+			first <- 0
+			return
+		}
+		resp.Body.Close()
+		first <- resp.StatusCode
+	}()
+	// Once the first scrape is inside the view it holds the only slot: a second must get 503.
+	<-view.entered
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "--web.max-requests") {
+		t.Errorf("second concurrent scrape: %d %q, want 503 naming --web.max-requests", resp.StatusCode, body)
+	}
+	close(view.block)
+	if code := <-first; code != http.StatusOK {
+		t.Fatalf("first scrape: %d", code)
+	}
+}
