@@ -59,6 +59,31 @@ func TestRulesUseOnlyContractMetrics(t *testing.T) {
 	}
 }
 
+// extendedOnly are the series only --metrics.extended exports (docs/metrics.md, the lean
+// default of issue 18). The rules and the runbooks' queries must work without them.
+var extendedOnly = map[string]bool{
+	"lease_renew_age_seconds":        true,
+	"lease_expiry_timestamp_seconds": true,
+	"lease_renew_timestamp_seconds":  true,
+	"lease_transitions_total":        true,
+}
+
+// TestRulesUseOnlyDefaultMetrics: a rule on an opt-in series silently never fires for
+// everyone running the defaults.
+func TestRulesUseOnlyDefaultMetrics(t *testing.T) {
+	for _, r := range sourceRules(t) {
+		text := r.Expr
+		for _, a := range r.Annotations {
+			text += " " + a
+		}
+		for _, tok := range ourMetricTokens(text) {
+			if extendedOnly[tok] {
+				t.Errorf("%s%s uses %s, which only --metrics.extended exports", r.Alert, r.Record, tok)
+			}
+		}
+	}
+}
+
 // TestEverySelectorHasTheJobMatcher keeps --job-selector complete: a selector without the
 // matcher would ignore the rewrite and pick up another job's series.
 func TestEverySelectorHasTheJobMatcher(t *testing.T) {
@@ -125,7 +150,7 @@ func TestAlertsAreComplete(t *testing.T) {
 }
 
 // TestDocsUseContractMetricsAndAnchors: runbook queries are copied into consoles under
-// pressure; a wrong metric name or a dead link there costs time.
+// pressure; a wrong metric name, an opt-in series or a dead link there costs time.
 func TestDocsUseContractMetricsAndAnchors(t *testing.T) {
 	documented := documentedMetrics(t)
 	files, _ := filepath.Glob("../docs/runbooks/*.md")
@@ -149,11 +174,20 @@ func TestDocsUseContractMetricsAndAnchors(t *testing.T) {
 			headings[filepath.Base(f)][slug(h[1])] = true
 		}
 	}
+	promqlBlock := regexp.MustCompile("(?s)```promql\n(.*?)```")
 	for _, f := range files {
 		text := read(f)
 		for _, tok := range ourMetricTokens(text) {
 			if !documented[tok] {
 				t.Errorf("%s mentions %s, which docs/metrics.md does not document", f, tok)
+			}
+		}
+		// Prose may point at an extended series; a query to copy must run on the defaults.
+		for _, b := range promqlBlock.FindAllStringSubmatch(text, -1) {
+			for _, tok := range ourMetricTokens(b[1]) {
+				if extendedOnly[tok] {
+					t.Errorf("%s: a promql block queries %s, which only --metrics.extended exports", f, tok)
+				}
 			}
 		}
 		for _, l := range regexp.MustCompile(`\]\(([^)#]*\.md)?#([^)]+)\)`).FindAllStringSubmatch(text, -1) {
