@@ -6,11 +6,10 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 # Debian packages: real Prometheus, promtool and Alertmanager for rule tests and end-to-end
-# alerting, etcd for the local control plane.
+# alerting. (etcd is not Debian's: hack/kube-binaries builds the one Kubernetes ships with.)
 need=()
 command -v promtool >/dev/null || need+=(prometheus)
 command -v prometheus-alertmanager >/dev/null || command -v alertmanager >/dev/null || need+=(prometheus-alertmanager)
-command -v etcd >/dev/null || need+=(etcd-server)
 if ((${#need[@]})); then
 	echo "deps: installing ${need[*]}" >&2
 	export DEBIAN_FRONTEND=noninteractive
@@ -22,9 +21,24 @@ if ((${#need[@]})); then
 	done
 fi
 
+# >>> python electors (internal/testenv/election): Debian's python3-kubernetes, imported by
+# /usr/bin/python3 (not a pyenv python3 on PATH), and faketime for electors with skewed clocks.
+pyneed=()
+/usr/bin/python3 -c 'import kubernetes.leaderelection.leaderelection' >/dev/null 2>&1 || pyneed+=(python3-kubernetes)
+command -v faketime >/dev/null || pyneed+=(faketime)
+if ((${#pyneed[@]})); then
+	echo "deps: installing ${pyneed[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2
+	apt-get install -y -qq --no-install-recommends "${pyneed[@]}" >&2
+fi
+# <<< python electors
+
 # helm, pinned in hack/tools/go.mod, for the deploy tests.
 "$root/hack/tools/build.sh" >&2
 
-# kube-apiserver, kube-scheduler, kube-controller-manager and kubectl, built from the Go
-# module proxy into a cache outside the work tree (minutes cold, a no-op warm).
-"$root/hack/controlplane/build.sh" | tail -1
+# --- kube-binaries (issue 14): etcd, kube-apiserver, kube-scheduler, kube-controller-manager
+# and kubectl 1.36, built from the Go module proxy into a cache outside the work tree (minutes
+# cold, a no-op warm). `hack/kube-binaries/build.sh 1.35` etc. build the test matrix's others.
+"$root/hack/kube-binaries/build.sh" | tail -1
+# --- end kube-binaries

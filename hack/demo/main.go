@@ -14,20 +14,20 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lmittmann/tint"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
-	"github.com/lease-exporter/lease-exporter/internal/controlplane"
-	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
-	"github.com/lease-exporter/lease-exporter/internal/promstack"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/promstack"
 )
 
 func main() {
-	logger := slog.New(tint.NewHandler(os.Stderr, &tint.Options{Level: slog.LevelInfo}))
+	logger := slog.New(newHandler(os.Stderr, slog.LevelInfo))
 	// The demo's own election clients log every acquisition attempt; the exporter's view is
-	// the point of the demo, so only warnings and errors of client-go get through.
-	klog.SetSlogLogger(slog.New(tint.NewHandler(os.Stderr, &tint.Options{Level: slog.LevelWarn})))
+	// the point of the demo, so only warnings and errors of client-go get through, and not
+	// the errors of the candidates' ordinary races (benignRaces).
+	klog.SetSlogLogger(slog.New(benignRaces{newHandler(os.Stderr, slog.LevelWarn)}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, logger); err != nil {

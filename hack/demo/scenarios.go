@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/lease-exporter/lease-exporter/internal/election"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
 )
 
 func netListen(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }

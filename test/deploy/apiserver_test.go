@@ -18,8 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/lease-exporter/lease-exporter/internal/controlplane"
-	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 )
 
 // apiEnv is a real etcd + kube-apiserver (no scheduler or controllers: nothing runs the

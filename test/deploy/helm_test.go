@@ -142,9 +142,9 @@ func TestHelmOptions(t *testing.T) {
 			"--set", "log.level=debug,log.format=text,web.maxRequests=3,web.enablePprof=true,web.telemetryPath=/m",
 			"--set", "watch.leaseSelector=app!=test",
 			"--set-json", `watch.namespacesExclude=["kube-node-lease"]`,
-			"--set-json", `extraArgs=["--kube-context=x"]`)))
+			"--set-json", `extraArgs=["--kube.context=x"]`)))
 		want := []string{"--web.listen-address=:10047", "--log.format=text", "--log.level=debug", "--web.telemetry-path=/m",
-			"--web.max-requests=3", "--web.enable-pprof", "--namespaces-exclude=kube-node-lease", "--lease-selector=app!=test", "--kube-context=x"}
+			"--web.max-requests=3", "--web.enable-pprof", "--namespaces-exclude=kube-node-lease", "--lease-selector=app!=test", "--kube.context=x"}
 		if got := argsOf(c); !slices.Equal(got, want) {
 			t.Errorf("args = %v\nwant   %v", got, want)
 		}

@@ -1,10 +1,10 @@
 // Package deploy_test checks what ships to clusters: the Dockerfile and hack/build.sh, the
 // kustomize tree under deploy/kustomize and the Helm chart under deploy/helm. The static tests
 // need helm (hack/tools/build.sh) and kubectl (from KUBEBUILDER_ASSETS, filled by
-// hack/controlplane/build.sh) and FAIL, never skip, without them; the apiserver tests also
+// hack/kube-binaries/build.sh) and FAIL, never skip, without them; the apiserver tests also
 // start a real etcd + kube-apiserver from KUBEBUILDER_ASSETS.
 //
-//	export KUBEBUILDER_ASSETS=$(hack/controlplane/build.sh | tail -1)
+//	export KUBEBUILDER_ASSETS=$(hack/kube-binaries/build.sh | tail -1)
 //	hack/tools/build.sh
 //	go test ./test/deploy/
 package deploy_test
@@ -229,7 +229,7 @@ func cacheRoot() string {
 // when that is missing: kubectl's embedded kustomize must be the one the project pins.
 func kubectlPath(t testing.TB) string {
 	t.Helper()
-	const hint = "build it with: export KUBEBUILDER_ASSETS=$(hack/controlplane/build.sh | tail -1)"
+	const hint = "build it with: export KUBEBUILDER_ASSETS=$(hack/kube-binaries/build.sh | tail -1)"
 	dir := os.Getenv("KUBEBUILDER_ASSETS")
 	if dir == "" {
 		t.Fatalf("KUBEBUILDER_ASSETS is not set, so there is no kubectl for `kubectl kustomize`; %s", hint)

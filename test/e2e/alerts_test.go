@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/internal/election"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
 )
 
 const runbookPrefix = "https://github.com/lease-exporter/lease-exporter/blob/main/docs/runbooks/"
@@ -45,7 +45,7 @@ func testNoLeader(t *testing.T) {
 	crashed := time.Now()
 
 	want := map[string]string{"alertname": "LeaseNoLeader", "namespace": ns, "lease": lease,
-		"job": exporterJobName, "class": "leader-election", "severity": "critical"}
+		"job": exporterJobName, "class": "leader-election", "kind": "Lease", "severity": "critical"}
 	a, at := env.receiver.wait(t, mark, match{"firing", want}, 2*time.Minute)
 	// Exactly these labels: no instance/pod (replicas are aggregated away) and no holder
 	// (a churning label would restart the `for` clock).
@@ -67,15 +67,17 @@ func testNoLeader(t *testing.T) {
 // testFrequentTransitions crashes a pool's leader again and again (each time adding a fresh
 // candidate), so the Lease changes holder every ~5s. The rule and docs/alerts.md promise an
 // alert for MORE than 5 changes in 10 minutes: quiet after the fifth, paging after the sixth.
+// Each crash is one new holder and one rise of spec.leaseTransitions, which the merged
+// counter the rule reads counts once.
 func testFrequentTransitions(t *testing.T) {
 	const ns, lease = "e2e-flap", "flappy"
 	s := newScenario(t, ns, lease)
 	p := s.pool(ns, lease, "flap", 2)
 	waitLeader(t, p, "")
-	transitions := sel("lease_transitions_total", ns, lease)
+	transitions := sel("lease_observed_holder_changes_total", ns, lease)
 	base := waitProm(t, time.Minute, transitions, func(float64) bool { return true })
 	want := map[string]string{"alertname": "LeaseFrequentTransitions", "namespace": ns, "lease": lease,
-		"job": exporterJobName, "class": "leader-election", "severity": "warning"}
+		"job": exporterJobName, "class": "leader-election", "kind": "Lease", "severity": "warning"}
 	mark := env.receiver.mark()
 
 	for i := 1; i <= 5; i++ {
@@ -84,7 +86,7 @@ func testFrequentTransitions(t *testing.T) {
 	t.Run("QuietAfterFiveTransitions", func(t *testing.T) {
 		v := waitProm(t, time.Minute, transitions, func(v float64) bool { return v >= base+5 })
 		if v != base+5 {
-			t.Fatalf("harness: %g transitions instead of 5: candidates lost leases on their own (machine overloaded?)", v-base)
+			t.Fatalf("harness: %g holder changes instead of 5: candidates lost leases on their own (machine overloaded?)", v-base)
 		}
 		// The rule has no `for`: if 5 were enough, the next evaluations would fire.
 		firing := fmt.Sprintf(`ALERTS{alertname="LeaseFrequentTransitions",namespace=%q,lease=%q}`, ns, lease)
@@ -96,7 +98,7 @@ func testFrequentTransitions(t *testing.T) {
 			if len(ss) > 0 {
 				inc, _ := promQuery(fmt.Sprintf("increase(%s[10m])", transitions))
 				t.Fatalf("LeaseFrequentTransitions is active after exactly 5 transitions (the rule says > 5): "+
-					"increase(lease_transitions_total[10m]) = %s; raw counter went %g -> %g",
+					"increase(lease_observed_holder_changes_total[10m]) = %s; raw counter went %g -> %g",
 					formatSamples(inc), base, v)
 			}
 		}

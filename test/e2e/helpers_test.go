@@ -15,9 +15,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/lease-exporter/lease-exporter/internal/election"
-	"github.com/lease-exporter/lease-exporter/internal/promstack"
-	"github.com/lease-exporter/lease-exporter/internal/testsuite"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/promstack"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
 )
 
 // promSample is one element of an instant vector.

@@ -1,8 +1,11 @@
-// Package e2e tests lease-exporter the way it runs in production: the real binary watches a
-// real kube-apiserver (with real client-go leader elections and kube-schedulers), a real
-// Prometheus scrapes it with the shipped alerting rules loaded and routes alerts through a
-// real Alertmanager to a webhook receiver inside the test, and the shipped dashboards'
-// queries run against that Prometheus.
+// Package e2e checks what operators get from the shipped alerting rules and dashboards, with
+// a real Prometheus and Alertmanager scraping the release-built exporter. What /metrics says
+// about elections is test/integration's; faults and load are test/reliability's.
+//
+// The exporter watches a real kube-apiserver (internal/testenv) with real client-go leader
+// elections and kube-schedulers; Prometheus loads the shipped rules and routes alerts through
+// Alertmanager to a webhook receiver inside the test; the shipped dashboards' queries run
+// against that Prometheus.
 //
 // One environment (control plane, exporter, Prometheus, Alertmanager, receiver) serves every
 // test: each costs tens of seconds to start on the shared 2-core machine. Tests keep apart by
@@ -27,16 +30,17 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/lease-exporter/lease-exporter/alerts"
-	"github.com/lease-exporter/lease-exporter/internal/controlplane"
-	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
-	"github.com/lease-exporter/lease-exporter/internal/promstack"
-	"github.com/lease-exporter/lease-exporter/internal/testsuite"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/promstack"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
 )
 
 // Shortened `for:` durations for the test copy of the rules; expressions and thresholds stay
 // as shipped. NoLeader must still outlast a Fast failover (~5s) by a wide margin.
 const (
 	noLeaderFor     = 20 * time.Second
+	clockSkewFor    = 30 * time.Second
 	watchStaleFor   = 10 * time.Second
 	staleThreshold  = 60 * time.Second // "> 60" in LeaseExporterWatchStale, as shipped
 	scrapeInterval  = time.Second
@@ -177,6 +181,7 @@ func (e *environment) writeRules() (string, error) {
 		"--out", out, "--format", alerts.FormatRules,
 		"--for", "LeaseNoLeader=" + noLeaderFor.String(),
 		"--for", "LeaseExporterWatchStale=" + watchStaleFor.String(),
+		"--for", "LeaseHolderClockSkew=" + clockSkewFor.String(),
 	}, os.Stderr)
 	if err != nil {
 		return "", err

@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/internal/controlplane"
-	"github.com/lease-exporter/lease-exporter/internal/testsuite"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
 )
 
 // fastElection shortens the components' leader election (defaults 15s/10s/2s) so a failover
@@ -24,7 +23,9 @@ var fastElection = []string{
 // holds the Lease. kube-scheduler and kube-controller-manager exit when they lose it, so of
 // two live processes only the leader has logged it; that maps the opaque <hostname>_<uuid>
 // identity in the Lease to a process without guessing.
-const acquiredLog = `"Successfully acquired lease"`
+// The wording differs by version: 1.34's client-go logs `successfully acquired lease ns/name`,
+// 1.35's and later `"Successfully acquired lease" lock="ns/name"` (docs/compatibility.md).
+var acquiredLog = regexp.MustCompile(`(?i)successfully acquired lease`)
 
 // The exporter must report the Leases of the real control-plane components, whose
 // identities it cannot predict, and follow a crash of the leading process.
@@ -78,14 +79,14 @@ func testComponentFailover(t *testing.T, name string, identity *regexp.Regexp) {
 		}
 		var leading []*controlplane.Process
 		for _, p := range procs {
-			if strings.Contains(p.Logs(), acquiredLog) {
+			if acquiredLog.MatchString(p.Logs()) {
 				leading = append(leading, p)
 			} else {
 				follower = p
 			}
 		}
 		if len(leading) != 1 {
-			return fmt.Errorf("%d of 2 processes logged %s", len(leading), acquiredLog)
+			return fmt.Errorf("%d of 2 processes logged %q", len(leading), acquiredLog)
 		}
 		leader = leading[0]
 		return wantHeld(m, holder, transitionsOf(lease))
@@ -129,8 +130,8 @@ func testComponentFailover(t *testing.T, name string, identity *regexp.Regexp) {
 		if holderOf(lease) != after.holder {
 			return brokenf("API server holder %q, exporter showed %q", holderOf(lease), after.holder)
 		}
-		if !strings.Contains(follower.Logs(), acquiredLog) {
-			return fmt.Errorf("%s has not logged %s", follower.Name(), acquiredLog)
+		if !acquiredLog.MatchString(follower.Logs()) {
+			return fmt.Errorf("%s has not logged %q", follower.Name(), acquiredLog)
 		}
 		return wantHeld(m, after.holder, transitionsOf(lease))
 	})

@@ -1,10 +1,12 @@
-// Package integration holds the end-to-end tests of lease-exporter: a real etcd and
-// kube-apiserver (internal/controlplane), real client-go leader elections
-// (internal/election) and real kube-scheduler / kube-controller-manager processes, observed
-// by the release-built exporter binary running as a separate process (internal/exporterproc).
-// Every assertion reads /metrics over HTTP, as Prometheus would.
+// Package integration checks what the exporter binary says on /metrics about real elections:
+// real client-go electors, kube-scheduler and kube-controller-manager on a real local control
+// plane (internal/testenv), the release-built exporter as a separate process, every assertion
+// read over HTTP as Prometheus would. Alerts and dashboards are test/e2e's; faults and load are
+// test/reliability's.
 //
-// The tests need KUBEBUILDER_ASSETS and fail without it:
+// The tests need KUBEBUILDER_ASSETS and fail without it. `make test` runs them on every
+// Kubernetes version of docs/compatibility.md (1.36, then 1.35 and 1.34):
 //
-//	KUBEBUILDER_ASSETS=$(hack/controlplane/build.sh | tail -1) go test -race ./test/integration/
+//	KUBEBUILDER_ASSETS=$(hack/kube-binaries/build.sh | tail -1) go test -race ./test/integration/
+//	KUBEBUILDER_ASSETS=$(hack/kube-binaries/build.sh 1.34 | tail -1) go test -race ./test/integration/
 package integration

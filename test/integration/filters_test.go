@@ -12,8 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/lease-exporter/lease-exporter/internal/election"
-	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 )
 
 // filterCase is one exporter started with a filter flag, and what that flag lets through.

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/lease-exporter/lease-exporter/internal/election"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
 )
 
 // A deleted Lease must vanish from /metrics, and a recreated one is a new object: its

@@ -12,9 +12,9 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/lease-exporter/lease-exporter/internal/controlplane"
-	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
-	"github.com/lease-exporter/lease-exporter/internal/testsuite"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
 )
 
 // env is shared by every test in the package: a control plane takes seconds to start and a
@@ -29,6 +29,8 @@ type testEnv struct {
 	bin string
 	// exp watches every namespace with default flags, like a cluster-wide deployment.
 	exp *exporterproc.Exporter
+	// version is kube-apiserver's, e.g. v1.34.4.
+	version string
 }
 
 // TestMain sets up the shared environment. A missing KUBEBUILDER_ASSETS makes the package
@@ -59,7 +61,11 @@ func setup(dir string) (_ *testEnv, err error) {
 		defer close(built)
 		bin, buildErr = exporterproc.Build(ctx, dir)
 	}()
-	cp, err := controlplane.Start(ctx, controlplane.Options{Dir: filepath.Join(dir, "controlplane")})
+	// The audit log records every list and watch of Leases, so tests can see from the API
+	// server how an exporter read them (TestInitialSyncIsStreamingList).
+	cp, err := controlplane.Start(ctx, controlplane.Options{
+		Dir: filepath.Join(dir, "controlplane"), AuditPolicy: controlplane.AuditLeaseReads,
+	})
 	if err != nil {
 		// Start has cleaned up after itself. Stop the build too: its "killed" error would
 		// only bury the real reason (typically KUBEBUILDER_ASSETS not set).
@@ -86,11 +92,21 @@ func setup(dir string) (_ *testEnv, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
-	exp, err := startExporter(ctx, bin, cp)
+	version, err := client.Discovery().ServerVersion()
+	if err != nil {
+		return nil, fmt.Errorf("server version: %w", err)
+	}
+	// The suite runs once per Kubernetes version of the matrix (see the Makefile's test
+	// target); the log says which.
+	fmt.Fprintf(os.Stderr, "integration: kube-apiserver %s, etcd %s (KUBEBUILDER_ASSETS=%s)\n",
+		version.GitVersion, cp.EtcdVersion(), cp.AssetsDir())
+	// Every family, so each is checked against the API server; the default set has its own
+	// test (TestDefaultSeriesSet).
+	exp, err := startExporter(ctx, bin, cp, "--metrics.extended")
 	if err != nil {
 		return nil, err
 	}
-	return &testEnv{cp: cp, client: client, bin: bin, exp: exp}, nil
+	return &testEnv{cp: cp, client: client, bin: bin, exp: exp, version: version.GitVersion}, nil
 }
 
 // startExporter runs the binary against cp with extra flags and waits until its cache has

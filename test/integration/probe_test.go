@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 )
 
 // leaseProbe looks at one Lease two ways: through an exporter's /metrics, which is what the
@@ -52,7 +52,7 @@ var perLeaseMetrics = []string{
 	"lease_held", "lease_transitions_total", "lease_observed_holder_changes_total",
 	"lease_duration_seconds", "lease_renew_age_seconds", "lease_renew_timestamp_seconds",
 	"lease_acquire_timestamp_seconds", "lease_expiry_timestamp_seconds",
-	"lease_observed_renew_timestamp_seconds",
+	"lease_observed_renew_timestamp_seconds", "lease_holder_clock_skew_seconds",
 }
 
 // scrape fetches /metrics once and extracts this Lease's series.

@@ -11,7 +11,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 )
 
 // TestShardsPartitionTheUnshardedSet runs three shards next to an unsharded exporter over the

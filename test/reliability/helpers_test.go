@@ -16,8 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/lease-exporter/lease-exporter/internal/election"
-	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 )
 
 // Slow is a leader-election timing whose lease outlives any API server shutdown and start-up

@@ -13,9 +13,9 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/lease-exporter/lease-exporter/internal/controlplane"
-	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
-	"github.com/lease-exporter/lease-exporter/internal/testsuite"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
 )
 
 // env is shared by every test: a control plane takes seconds to start and two builds of the

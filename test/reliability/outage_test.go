@@ -8,9 +8,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/lease-exporter/lease-exporter/internal/election"
-	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
-	"github.com/lease-exporter/lease-exporter/internal/testsuite"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
 )
 
 // Long is a leader-election timing whose lease outlives a short API server restart (stop,
@@ -152,7 +152,7 @@ func waitCurrent(t *testing.T, exp *exporterproc.Exporter, namespace, lease stri
 		if err != nil {
 			return false, err.Error()
 		}
-		renew := leaseValue(s, "lease_renew_timestamp_seconds", namespace, lease)
+		renew := leaseValue(s, "lease_observed_renew_timestamp_seconds", namespace, lease)
 		ok := gauge(s, "lease_exporter_watch_up") == 1 && gauge(s, "lease_exporter_watch_stale_seconds") == 0 &&
 			leaseValue(s, "lease_held", namespace, lease) == 1 && renew > float64(since.UnixMilli())/1e3
 		return ok, fmt.Sprintf("%s held=%v renew=%.3f since=%.3f", health(s),

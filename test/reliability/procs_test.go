@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
-	"github.com/lease-exporter/lease-exporter/internal/testsuite"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
 )
 
 // rawExporter runs the binary where exporterproc.Start cannot: with TLS or basic auth its

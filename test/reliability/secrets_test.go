@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 )
 
 // TestNoSecretsInLogs runs the exporter at --log.level=debug with a ServiceAccount token, with

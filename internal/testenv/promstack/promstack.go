@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 )
 
 // Process is a running Prometheus or Alertmanager.
@@ -26,6 +26,9 @@ type Process struct {
 	log  string
 	done chan struct{}
 }
+
+// Pid is the process id, for reading its CPU and memory from /proc.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
 // Logs returns what the process wrote.
 func (p *Process) Logs() string {
@@ -140,6 +143,16 @@ type PrometheusOptions struct {
 	AlertmanagerURL  string // empty: no alerting
 	ScrapeInterval   time.Duration
 	EvaluationPeriod time.Duration
+	// ScrapeTimeout defaults to Prometheus' own (10s, capped at the interval).
+	ScrapeTimeout time.Duration
+	// ExternalLabels are not stored with the series, but seed the scrape offset: instances
+	// on one host with different external labels do not all scrape at the same moment.
+	ExternalLabels map[string]string
+	// MetricRelabelConfigs is the job's metric_relabel_configs as a YAML flow sequence,
+	// e.g. `[{source_labels: [__name__], regex: "lease_held", action: keep}]`.
+	MetricRelabelConfigs string
+	// Args are extra command-line flags, e.g. --web.enable-admin-api.
+	Args []string
 }
 
 // StartPrometheus runs Prometheus in dir scraping the targets with the rules loaded.
@@ -150,13 +163,24 @@ func StartPrometheus(ctx context.Context, dir string, o PrometheusOptions) (*Pro
 	}
 	targets, _ := json.Marshal(o.Targets)
 	rules, _ := json.Marshal(o.RuleFiles)
-	cfg := fmt.Sprintf(`global: {scrape_interval: %s, evaluation_interval: %s}
+	global := fmt.Sprintf("scrape_interval: %s, evaluation_interval: %s", o.ScrapeInterval, o.EvaluationPeriod)
+	if o.ScrapeTimeout > 0 {
+		global += fmt.Sprintf(", scrape_timeout: %s", o.ScrapeTimeout)
+	}
+	if len(o.ExternalLabels) > 0 {
+		ext, _ := json.Marshal(o.ExternalLabels)
+		global += ", external_labels: " + string(ext)
+	}
+	cfg := fmt.Sprintf(`global: {%s}
 rule_files: %s
 scrape_configs:
   - job_name: lease-exporter
     honor_labels: true
     static_configs: [{targets: %s}]
-`, o.ScrapeInterval, o.EvaluationPeriod, rules, targets)
+`, global, rules, targets)
+	if o.MetricRelabelConfigs != "" {
+		cfg += "    metric_relabel_configs: " + o.MetricRelabelConfigs + "\n"
+	}
 	if o.AlertmanagerURL != "" {
 		u, err := url.Parse(o.AlertmanagerURL)
 		if err != nil {
@@ -168,12 +192,12 @@ scrape_configs:
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}
-	return start(ctx, "prometheus", "prometheus", dir, port, []string{
+	return start(ctx, "prometheus", "prometheus", dir, port, append([]string{
 		"--config.file=" + cfgPath,
 		"--storage.tsdb.path=" + filepath.Join(dir, "prom-data"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port),
 		"--web.enable-lifecycle",
-	})
+	}, o.Args...))
 }
 
 // Query runs an instant PromQL query and returns the raw JSON "data.result".

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -13,10 +14,17 @@ import (
 // someone else before the server bound it (parallel test packages).
 const portAttempts = 3
 
+// minEtcdMinor is the oldest etcd 3.x the harness runs. Kubernetes 1.34 and later are released
+// with etcd 3.6; etcd 3.4 (e.g. Debian bookworm's) lacks RequestWatchProgress, so the API server
+// refuses streaming lists and every client falls back to LIST, which is not what clusters do.
+const minEtcdMinor = 5
+
 // startEtcdFresh picks ports and starts etcd, retrying on a port race.
 func (cp *ControlPlane) startEtcdFresh(ctx context.Context) error {
-	noFsync := etcdSupports(filepath.Join(cp.assets, "etcd"), "--unsafe-no-fsync")
 	var err error
+	if cp.etcdVersion, err = etcdVersion(filepath.Join(cp.assets, "etcd")); err != nil {
+		return err
+	}
 	for range portAttempts {
 		if cp.etcdPort, err = freePort(); err != nil {
 			return err
@@ -35,12 +43,8 @@ func (cp *ControlPlane) startEtcdFresh(ctx context.Context) error {
 			"--listen-peer-urls=" + peer,
 			"--initial-advertise-peer-urls=" + peer,
 			"--initial-cluster=controlplane=" + peer,
-			// etcd 3.4 defaults to the deprecated capnslog logger.
-			"--logger=zap",
-		}
-		if noFsync {
-			// Only etcd >= 3.5 has it; Debian bookworm ships 3.4.
-			cp.etcdArgs = append(cp.etcdArgs, "--unsafe-no-fsync=true")
+			// Throwaway data: durability only costs time on a busy disk.
+			"--unsafe-no-fsync=true",
 		}
 		if err = cp.startEtcd(ctx); err == nil || !portTaken(err) {
 			return err
@@ -79,12 +83,15 @@ func (cp *ControlPlane) RestartEtcd() error {
 // startAPIServerFresh picks the secure port and starts kube-apiserver,
 // retrying on a port race. Later restarts keep this port.
 func (cp *ControlPlane) startAPIServerFresh(ctx context.Context) error {
-	var err error
+	audit, err := cp.auditArgs()
+	if err != nil {
+		return err
+	}
 	for range portAttempts {
 		if cp.apiPort, err = freePort(); err != nil {
 			return err
 		}
-		cp.apiArgs = mergeArgs(cp.apiServerDefaults(), cp.opts.APIServerArgs)
+		cp.apiArgs = mergeArgs(append(cp.apiServerDefaults(), audit...), cp.opts.APIServerArgs)
 		if err = cp.startAPIServer(ctx); err == nil || !portTaken(err) {
 			return err
 		}
@@ -187,8 +194,19 @@ func flagName(arg string) string {
 	return name
 }
 
-// etcdSupports reports whether `etcd --help` mentions flag.
-func etcdSupports(path, flag string) bool {
-	out, _ := exec.Command(path, "--help").CombinedOutput()
-	return strings.Contains(string(out), flag)
+// etcdVersion runs `etcd --version` and returns the version it reports, e.g. "3.6.8"; an etcd
+// older than 3.minEtcdMinor is an error, so a stray system etcd cannot silently stand in.
+func etcdVersion(path string) (string, error) {
+	out, err := exec.Command(path, "--version").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %w: %s", path, err, out)
+	}
+	m := regexp.MustCompile(`etcd Version: (3\.(\d+)\.\d+)`).FindStringSubmatch(string(out))
+	if m == nil {
+		return "", fmt.Errorf("%s --version: no \"etcd Version: 3.x.y\" in %q", path, out)
+	}
+	if minor, _ := strconv.Atoi(m[2]); minor < minEtcdMinor {
+		return "", fmt.Errorf("%s is etcd %s; the harness needs 3.%d or later (%s)", path, m[1], minEtcdMinor, buildHint)
+	}
+	return m[1], nil
 }

@@ -33,7 +33,7 @@ func (cp *ControlPlane) StartComponent(ctx context.Context, name string, extraAr
 	}
 	binary := filepath.Join(cp.assets, name)
 	if _, err := os.Stat(binary); err != nil {
-		return nil, fmt.Errorf("component binary missing (rebuild with hack/controlplane/build.sh): %w", err)
+		return nil, fmt.Errorf("component binary missing (rebuild with hack/kube-binaries/build.sh): %w", err)
 	}
 
 	cp.mu.Lock()

@@ -1,5 +1,8 @@
-// Package election runs real client-go leader-election candidates, for the integration tests
-// and the demo: the same code path a controller uses (tools/leaderelection with a LeaseLock).
+// Package election runs real leader-election candidates, for the integration tests and the
+// demo: client-go's tools/leaderelection, the code path a controller uses, on a Lease or on
+// the old ConfigMap/Endpoints annotation locks, optionally with a skewed clock; and the Python
+// client's LeaderElection (kubernetes.leaderelection) as a separate process, on its
+// ConfigMapLock or a Lease, optionally under libfaketime.
 package election
 
 import (
@@ -35,13 +38,41 @@ type Candidate struct {
 	term atomic.Pointer[context.Context]
 }
 
-// Start runs a candidate until Kill or Release. With release, stopping gives the Lease up
+// Start runs a candidate on a Lease until Stop. With release, stopping gives the Lease up
 // (ReleaseOnCancel); without, stopping just stops renewing, as a crashed process would.
 func Start(ctx context.Context, client kubernetes.Interface, namespace, name, identity string, t Timings, release bool) (*Candidate, error) {
-	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Client:     client.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: identity},
+	return StartConfig(ctx, client, Config{Namespace: namespace, Name: name, Identity: identity, Timings: t, Release: release})
+}
+
+// Config is a candidate's whole configuration.
+type Config struct {
+	Namespace, Name, Identity string
+	Timings                   Timings
+	// Release gives the lock up on Stop (ReleaseOnCancel).
+	Release bool
+	// Kind is the locked object; "" is a Lease.
+	Kind LockKind
+	// Skew sets the candidate's clock ahead (or behind, negative) of the real one: the times
+	// it writes are shifted by it.
+	Skew time.Duration
+}
+
+// StartConfig runs a candidate until Stop.
+func StartConfig(ctx context.Context, client kubernetes.Interface, cfg Config) (*Candidate, error) {
+	namespace, name, identity, t := cfg.Namespace, cfg.Name, cfg.Identity, cfg.Timings
+	meta := metav1.ObjectMeta{Namespace: namespace, Name: name}
+	lockConfig := resourcelock.ResourceLockConfig{Identity: identity}
+	var lock resourcelock.Interface
+	switch cfg.Kind {
+	case "", LockLease:
+		lock = &resourcelock.LeaseLock{LeaseMeta: meta, Client: client.CoordinationV1(), LockConfig: lockConfig}
+	case LockConfigMap, LockEndpoints:
+		lock = &AnnotationLock{Kind: cfg.Kind, Meta: meta, Client: client.CoreV1(), LockConfig: lockConfig}
+	default:
+		return nil, fmt.Errorf("candidate %s: unknown lock kind %q", identity, cfg.Kind)
+	}
+	if cfg.Skew != 0 {
+		lock = skewedLock{Interface: lock, skew: cfg.Skew}
 	}
 	c := &Candidate{Identity: identity, done: make(chan struct{})}
 	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
@@ -49,7 +80,7 @@ func Start(ctx context.Context, client kubernetes.Interface, namespace, name, id
 		LeaseDuration:   t.LeaseDuration,
 		RenewDeadline:   t.RenewDeadline,
 		RetryPeriod:     t.RetryPeriod,
-		ReleaseOnCancel: release,
+		ReleaseOnCancel: cfg.Release,
 		Name:            namespace + "/" + name,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(ctx context.Context) { c.term.Store(&ctx) },

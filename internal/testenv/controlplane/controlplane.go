@@ -2,8 +2,8 @@
 // kube-apiserver and optionally kube-scheduler / kube-controller-manager)
 // on loopback, for integration tests and for `make demo`.
 //
-// Binaries come from KUBEBUILDER_ASSETS, which hack/controlplane/build.sh
-// fills. controller-runtime's envtest is not used: it cannot set Pdeathsig,
+// Binaries come from KUBEBUILDER_ASSETS, which hack/kube-binaries/build.sh
+// fills (etcd and Kubernetes built from the Go module proxy). controller-runtime's envtest is not used: it cannot set Pdeathsig,
 // so a killed test would leak etcd and kube-apiserver, and it cannot restart
 // kube-apiserver on the same port with the same certificates.
 package controlplane
@@ -34,6 +34,9 @@ type Options struct {
 	// APIServerArgs are extra kube-apiserver flags (--name=value); a flag
 	// given here replaces the harness default of the same name.
 	APIServerArgs []string
+	// AuditPolicy, when set, is an audit policy (e.g. AuditLeaseReads) for kube-apiserver,
+	// which then writes its audit log to AuditLogPath for AuditEvents to read.
+	AuditPolicy string
 	// StartTimeout bounds each wait for a process to become ready.
 	// Defaults to 2 minutes: the machine may be busy compiling.
 	StartTimeout time.Duration
@@ -56,6 +59,7 @@ type ControlPlane struct {
 	apiPort         int
 	etcdArgs        []string
 	apiArgs         []string
+	etcdVersion     string
 
 	mu         sync.Mutex
 	etcd       *Process
@@ -137,6 +141,9 @@ func (cp *ControlPlane) EtcdURL() string { return fmt.Sprintf("http://127.0.0.1:
 // Dir holds data, certificates (pki/), kubeconfigs and logs (logs/).
 func (cp *ControlPlane) Dir() string { return cp.dir }
 
+// EtcdVersion is what `etcd --version` reported, e.g. "3.6.8".
+func (cp *ControlPlane) EtcdVersion() string { return cp.etcdVersion }
+
 // AssetsDir is where the binaries were found.
 func (cp *ControlPlane) AssetsDir() string { return cp.assets }
 
@@ -195,6 +202,9 @@ func (cp *ControlPlane) Stop() error {
 	return errors.Join(errs...)
 }
 
+// buildHint says how to get the binaries.
+const buildHint = "build them with: export KUBEBUILDER_ASSETS=$(hack/kube-binaries/build.sh | tail -1)"
+
 // findAssets resolves and checks the binary directory. A missing directory
 // is an error, never a skip: a silently skipped integration test proves
 // nothing.
@@ -202,13 +212,12 @@ func findAssets(dir string) (string, error) {
 	if dir == "" {
 		dir = os.Getenv("KUBEBUILDER_ASSETS")
 	}
-	const hint = "build them with: export KUBEBUILDER_ASSETS=$(hack/controlplane/build.sh | tail -1)"
 	if dir == "" {
-		return "", fmt.Errorf("KUBEBUILDER_ASSETS is not set; %s", hint)
+		return "", fmt.Errorf("KUBEBUILDER_ASSETS is not set; %s", buildHint)
 	}
 	for _, bin := range []string{"etcd", "kube-apiserver"} {
 		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
-			return "", fmt.Errorf("control plane binary missing in KUBEBUILDER_ASSETS=%s: %w; %s", dir, err, hint)
+			return "", fmt.Errorf("control plane binary missing in KUBEBUILDER_ASSETS=%s: %w; %s", dir, err, buildHint)
 		}
 	}
 	return dir, nil

@@ -22,18 +22,21 @@ import (
 func TestStartWithoutAssetsFails(t *testing.T) {
 	t.Setenv("KUBEBUILDER_ASSETS", "")
 	_, err := Start(context.Background(), Options{})
-	if err == nil || !strings.Contains(err.Error(), "hack/controlplane/build.sh") {
-		t.Fatalf("Start without assets: got %v, want an error pointing at hack/controlplane/build.sh", err)
+	if err == nil || !strings.Contains(err.Error(), "hack/kube-binaries/build.sh") {
+		t.Fatalf("Start without assets: got %v, want an error pointing at hack/kube-binaries/build.sh", err)
 	}
 }
 
 // TestControlPlane needs KUBEBUILDER_ASSETS and fails without it: see
-// hack/controlplane/README.md.
+// hack/kube-binaries/README.md.
 func TestControlPlane(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cp := StartForTest(t)
+	cp := StartForTest(t, Options{AuditPolicy: AuditLeaseReads})
 	client := kubernetes.NewForConfigOrDie(cp.Config())
+	if v := cp.EtcdVersion(); !strings.HasPrefix(v, "3.6.") {
+		t.Errorf("etcd %s, want the 3.6 that Kubernetes 1.34 to 1.36 are released with", v)
+	}
 	leases := client.CoordinationV1().Leases(metav1.NamespaceDefault)
 
 	holder := "test-holder"
@@ -65,6 +68,7 @@ func TestControlPlane(t *testing.T) {
 	}
 
 	testTokenKubeconfig(ctx, t, cp, client)
+	testStreamingList(ctx, t, cp)
 
 	// API outage: the same client fails, then recovers on the same address.
 	if err := cp.StopAPIServer(); err != nil {
@@ -211,5 +215,28 @@ func testStopCleansUp(t *testing.T, cp *ControlPlane) {
 	}
 	if _, err := os.Stat(cp.Dir()); !os.IsNotExist(err) {
 		t.Errorf("dir %s not removed: %v", cp.Dir(), err)
+	}
+}
+
+// An etcd older than 3.5 (Debian bookworm ships 3.4) cannot serve streaming lists, so the
+// harness refuses it instead of silently testing a path real clusters do not take.
+func TestOldEtcdRefused(t *testing.T) {
+	for _, tc := range []struct{ out, wantErr string }{
+		{"etcd Version: 3.4.23\nGit SHA: Not provided\n", "is etcd 3.4.23"},
+		{"something else\n", "no \"etcd Version: 3.x.y\""},
+		{"etcd Version: 3.6.8\nGit SHA: Not provided\n", ""},
+	} {
+		dir := t.TempDir()
+		script := "#!/bin/sh\nprintf '" + strings.ReplaceAll(tc.out, "\n", `\n`) + "'\n"
+		if err := os.WriteFile(dir+"/etcd", []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		v, err := etcdVersion(dir + "/etcd")
+		switch {
+		case tc.wantErr == "" && (err != nil || v != "3.6.8"):
+			t.Errorf("etcd printing %q: got %q, %v; want 3.6.8", tc.out, v, err)
+		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+			t.Errorf("etcd printing %q: got %q, %v; want an error containing %q", tc.out, v, err, tc.wantErr)
+		}
 	}
 }

@@ -1,7 +1,7 @@
 // Separate module so the main module never depends on k8s.io/kubernetes.
 // k8s.io/kubernetes replaces its staging modules with local paths, which do
 // not exist outside its repo, so every one must be pinned here to v0.36.3.
-module github.com/lease-exporter/lease-exporter/hack/controlplane
+module github.com/lease-exporter/lease-exporter/hack/kube-binaries/k8s-1.36
 
 go 1.26.0
 

@@ -1,0 +1,359 @@
+// Package demo tests `make demo` the way a new user meets it: from the repository root, with a
+// fresh temporary directory, no standard input and Ctrl-C to stop. It checks what the README
+// promises: the printed URLs, the demo's elections and node heartbeats on /metrics, the shipped
+// rules in Prometheus, the failover every minute, a terminal free of errors, and that Ctrl-C
+// leaves no process and no temporary directory behind.
+//
+// It runs the real `make demo`, so it needs what the demo needs (hack/deps.sh installs it).
+package demo
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const (
+	// startTimeout covers a cold start on a busy 2-core machine: control plane, four
+	// components, the exporter's build, Prometheus and Alertmanager.
+	startTimeout = 10 * time.Minute
+	// failoverPeriod is the README's promise for orders/orders-worker: its leader is killed
+	// every minute; the Lease then expires (15 s) and a follower takes it (retry 2 s).
+	failoverPeriod = time.Minute + 15*time.Second + 2*time.Second
+	// slack absorbs a loaded machine (scrapes, API latency, the race detector elsewhere).
+	slack = 45 * time.Second
+)
+
+func TestMakeDemo(t *testing.T) {
+	d := startDemo(t)
+	urls := d.waitForURLs(t)
+	t.Logf("demo up after %s: %v", time.Since(d.started).Round(time.Second), urls)
+	if !strings.HasPrefix(urls["kubeconfig"], d.tmp+string(filepath.Separator)) {
+		t.Errorf("kubeconfig %s is not under the demo's TMPDIR %s", urls["kubeconfig"], d.tmp)
+	}
+
+	metricsURL, promURL := urls["metrics"], strings.TrimSuffix(urls["prometheus"], "/alerts")
+	waitFor(t, 2*time.Minute, "every demo election and node heartbeat on /metrics", func() error {
+		return wantDemoLeases(metricsURL)
+	})
+	waitFor(t, 2*time.Minute, "Prometheus lists the shipped alerting rules", func() error {
+		return wantRules(promURL)
+	})
+	testFailover(t, metricsURL)
+
+	d.interrupt(t)
+	if errs := terminalErrors(d.out.String()); len(errs) > 0 {
+		t.Errorf("the demo's terminal shows errors or warnings a new user would take for faults:\n%s", strings.Join(errs, "\n"))
+	}
+}
+
+// testFailover waits for the orders-worker leader to change, as the README promises once a
+// minute, and checks the exporter counted it.
+func testFailover(t *testing.T, metricsURL string) {
+	first, err := scrape(metricsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder, changes := first.holder("orders", "orders-worker"), first.value("lease_observed_holder_changes_total", "orders", "orders-worker")
+	start := time.Now()
+	waitFor(t, failoverPeriod+slack, "orders/orders-worker fails over (README: every minute)", func() error {
+		s, err := scrape(metricsURL)
+		if err != nil {
+			return err
+		}
+		now := s.holder("orders", "orders-worker")
+		if now == "" || now == holder {
+			return fmt.Errorf("holder still %q", holder)
+		}
+		if got := s.value("lease_observed_holder_changes_total", "orders", "orders-worker"); got <= changes {
+			return fmt.Errorf("holder %q -> %q but lease_observed_holder_changes_total stayed %v", holder, now, got)
+		}
+		t.Logf("orders-worker: %s -> %s after %s", holder, now, time.Since(start).Round(time.Second))
+		return nil
+	})
+}
+
+// demo is a running `make demo`, in its own process group as a terminal's foreground job is.
+type demo struct {
+	cmd     *exec.Cmd
+	tmp     string // the demo's TMPDIR: everything it creates must be gone after Ctrl-C
+	out     *syncBuffer
+	done    chan struct{}
+	started time.Time
+}
+
+func startDemo(t *testing.T) *demo {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &demo{tmp: filepath.Join(t.TempDir(), "tmp"), out: &syncBuffer{}, done: make(chan struct{})}
+	if err := os.Mkdir(d.tmp, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	d.cmd = exec.Command("make", "demo")
+	d.cmd.Dir = root
+	d.cmd.Env = userEnv(d.tmp)
+	d.cmd.Stdin = nil // /dev/null: the demo must never wait for input
+	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	d.started = time.Now()
+	if err := d.cmd.Start(); err != nil {
+		t.Fatalf("make demo: %v", err)
+	}
+	go func() { _ = d.cmd.Wait(); close(d.done) }()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("===== make demo output =====\n%s", tail(d.out.String(), 150))
+		}
+		d.kill()
+	})
+	return d
+}
+
+// userEnv is this process's environment as a user's shell would have it: no make or go test
+// state, and TMPDIR pointing at tmp.
+func userEnv(tmp string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "KUBEBUILDER_ASSETS", "TMPDIR", "GOTMPDIR":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "TMPDIR="+tmp)
+}
+
+var urlLine = regexp.MustCompile(`(?m)^\s+(metrics|prometheus|alertmanager|kubeconfig):\s+(\S+)\s*$`)
+
+// waitForURLs waits for the banner the README shows and returns its entries by name.
+func (d *demo) waitForURLs(t *testing.T) map[string]string {
+	deadline := time.After(startTimeout)
+	for !strings.Contains(d.out.String(), "Press Ctrl-C to stop everything.") {
+		select {
+		case <-d.done:
+			t.Fatalf("make demo exited before printing its URLs")
+		case <-deadline:
+			t.Fatalf("make demo printed no URLs within %s", startTimeout)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	urls := map[string]string{}
+	for _, m := range urlLine.FindAllStringSubmatch(d.out.String(), -1) {
+		urls[m[1]] = m[2]
+	}
+	for _, name := range []string{"metrics", "prometheus", "alertmanager", "kubeconfig"} {
+		if urls[name] == "" {
+			t.Fatalf("the banner has no %s line", name)
+		}
+	}
+	return urls
+}
+
+// interrupt does what Ctrl-C in a terminal does, SIGINT to the whole foreground process group,
+// then checks that nothing the demo started is left: no process (every descendant inherited
+// TMPDIR, whatever process group it moved to) and nothing in TMPDIR.
+func (d *demo) interrupt(t *testing.T) {
+	if err := syscall.Kill(-d.cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatalf("SIGINT: %v", err)
+	}
+	select {
+	case <-d.done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("make demo still running 2 minutes after SIGINT")
+	}
+	t.Logf("make demo exited %s after SIGINT", d.cmd.ProcessState)
+	var left []string
+	waitFor(t, 20*time.Second, "no process of the demo left", func() error {
+		if left = demoProcesses(d.tmp); len(left) > 0 {
+			return fmt.Errorf("%d left", len(left))
+		}
+		return nil
+	}, func() string { return strings.Join(left, "\n") })
+	entries, err := os.ReadDir(d.tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		t.Errorf("left behind in TMPDIR: %s", filepath.Join(d.tmp, e.Name()))
+	}
+}
+
+// kill ends whatever is left, for a test that failed before interrupt.
+func (d *demo) kill() {
+	_ = syscall.Kill(-d.cmd.Process.Pid, syscall.SIGKILL)
+	for _, p := range demoProcesses(d.tmp) {
+		var pid int
+		if _, err := fmt.Sscan(p, &pid); err == nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	select {
+	case <-d.done:
+	case <-time.After(10 * time.Second):
+	}
+}
+
+// demoProcesses lists "pid cmdline" of every process whose environment has TMPDIR=tmp.
+func demoProcesses(tmp string) []string {
+	want := []byte("TMPDIR=" + tmp + "\x00")
+	entries, _ := os.ReadDir("/proc")
+	var found []string
+	for _, e := range entries {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		environ, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(append(environ, 0), want) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		found = append(found, e.Name()+" "+strings.ReplaceAll(string(bytes.TrimRight(cmdline, "\x00")), "\x00", " "))
+	}
+	return found
+}
+
+// terminalErrors returns the lines logged at error or warning level (tint's ERR and WRN).
+func terminalErrors(out string) []string {
+	var bad []string
+	level := regexp.MustCompile(`\b(ERR|WRN)\b`)
+	for _, line := range strings.Split(out, "\n") {
+		if level.MatchString(line) {
+			bad = append(bad, line)
+		}
+	}
+	return bad
+}
+
+// wantRules checks that Prometheus loaded every alert of alerts/lease-exporter.rules.yml.
+func wantRules(promURL string) error {
+	raw, err := os.ReadFile("../../alerts/lease-exporter.rules.yml")
+	if err != nil {
+		return err
+	}
+	want := regexp.MustCompile(`(?m)^\s*- alert: (\w+)`).FindAllStringSubmatch(string(raw), -1)
+	if len(want) == 0 {
+		return fmt.Errorf("no alerts found in alerts/lease-exporter.rules.yml")
+	}
+	resp, err := http.Get(promURL + "/api/v1/rules?type=alert")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data struct {
+			Groups []struct {
+				Rules []struct{ Name, Health string }
+			}
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return fmt.Errorf("decode /api/v1/rules: %w", err)
+	}
+	loaded := map[string]string{}
+	for _, g := range body.Data.Groups {
+		for _, r := range g.Rules {
+			loaded[r.Name] = r.Health
+		}
+	}
+	for _, w := range want {
+		if _, ok := loaded[w[1]]; !ok {
+			return fmt.Errorf("alert %s not loaded (loaded: %v)", w[1], loaded)
+		}
+	}
+	return nil
+}
+
+// demoLeases are the Leases the README says the demo runs, with their class.
+var demoLeases = map[[2]string]string{
+	{"payments", "payments-controller"}:        "leader-election",
+	{"orders", "orders-worker"}:                "leader-election",
+	{"batch", "report-singleton"}:              "leader-election",
+	{"kube-system", "kube-scheduler"}:          "leader-election",
+	{"kube-system", "kube-controller-manager"}: "leader-election",
+	{"kube-node-lease", "node-a"}:              "node-heartbeat",
+	{"kube-node-lease", "node-b"}:              "node-heartbeat",
+	{"kube-node-lease", "node-c"}:              "node-heartbeat",
+}
+
+func wantDemoLeases(metricsURL string) error {
+	s, err := scrape(metricsURL)
+	if err != nil {
+		return err
+	}
+	for key, class := range demoLeases {
+		// Every lock has lease_held; lease_info (the holder) only leader elections by default:
+		// the lean contract gives a node-heartbeat Lease two series (docs/metrics.md).
+		held, _ := s.series("lease_held", key[0], key[1])
+		info := s.info(key[0], key[1])
+		switch {
+		case held == nil:
+			return fmt.Errorf("no lease_held for %s/%s", key[0], key[1])
+		case held["class"] != class:
+			return fmt.Errorf("%s/%s has class %q, want %q", key[0], key[1], held["class"], class)
+		case class == "leader-election" && info == nil:
+			return fmt.Errorf("no lease_info for %s/%s", key[0], key[1])
+		case class == "leader-election" && info["holder"] == "":
+			return fmt.Errorf("%s/%s has no holder", key[0], key[1])
+		case class == "node-heartbeat" && info != nil:
+			return fmt.Errorf("%s/%s: lease_info for a node-heartbeat Lease; the lean default leaves it to --metrics.extended", key[0], key[1])
+		}
+	}
+	return nil
+}
+
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() error, detail ...func() string) {
+	t.Helper()
+	end := time.Now().Add(timeout)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(end) {
+			more := ""
+			for _, d := range detail {
+				more += "\n" + d()
+			}
+			t.Fatalf("%s: not within %s: %v%s", what, timeout, err, more)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
