@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/utils/ptr"
 
-	"github.com/lease-exporter/lease-exporter/internal/controlplane"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
 )
 
 // Lease i of the benchmark: every tenth is a leader-election Lease in one of a few

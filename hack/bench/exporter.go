@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 )
 
 // proc is a running exporter plus its pid, so CPU and memory are read from /proc
@@ -103,8 +103,11 @@ func pidOf(arg string) (int, error) {
 // /proc/PID/task/TID/schedstat, the scheduler's nanosecond account that utime+stime (and so
 // process_cpu_seconds_total) reports in 10 ms ticks. Go threads do not exit, so no time is
 // lost with them. Falls back to the ticks of /proc/PID/stat.
-func (p *proc) cpuSeconds() float64 {
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", p.pid))
+func (p *proc) cpuSeconds() float64 { return cpuOf(p.pid) }
+
+// cpuOf is cpuSeconds for any process, e.g. a Prometheus the bench started.
+func cpuOf(pid int) float64 {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
 	var ns float64
 	for _, t := range tasks {
 		b, err := os.ReadFile(t)
@@ -116,7 +119,7 @@ func (p *proc) cpuSeconds() float64 {
 	if ns > 0 {
 		return ns / 1e9
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0
 	}
@@ -127,8 +130,11 @@ func (p *proc) cpuSeconds() float64 {
 }
 
 // memory returns VmRSS and VmHWM (peak RSS) in bytes.
-func (p *proc) memory() (rss, hwm float64) {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid))
+func (p *proc) memory() (rss, hwm float64) { return memoryOf(p.pid) }
+
+// memoryOf is memory for any process.
+func memoryOf(pid int) (rss, hwm float64) {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	for _, line := range strings.Split(string(b), "\n") {
 		f := strings.Fields(line)
 		if len(f) >= 2 && (f[0] == "VmRSS:" || f[0] == "VmHWM:") {

@@ -1,11 +1,18 @@
 // Command bench measures lease-exporter against a real local control plane (etcd and
 // kube-apiserver): time to ready, live heap per Lease, RSS, full-scrape latency and size,
 // CPU per Lease renewal at steady churn, event-to-metric lag, two concurrent scrapes against
-// one, and the effect of --node-leases=reduced. It prints a markdown table of medians over
+// one, and the effect of --metrics.extended. It prints a markdown table of medians over
 // -runs repeats; docs/benchmarks.md explains the method and the results.
 //
-//	KUBEBUILDER_ASSETS=$(hack/controlplane/build.sh | tail -1) go run ./hack/bench -leases 1000,10000,100000 -churn 1000 -runs 3
+//	KUBEBUILDER_ASSETS=$(hack/kube-binaries/build.sh | tail -1) go run ./hack/bench -leases 1000,10000,100000 -churn 1000 -runs 3
 //	go run ./hack/bench -smoke   # CI: 1k Leases, short churn, no thresholds; exit 1 only on errors
+//
+// With -prometheus DURATION it measures instead what the exporter's metric sets cost the
+// user's Prometheus: one exporter, kube-state-metrics, and one real Prometheus per candidate
+// set, side by side, scraping every 15 s for DURATION under renewal churn (prom.go):
+//
+//	go run ./hack/bench -leases 10000,100000 -prometheus 10m
+//	go run ./hack/bench -smoke -prometheus 20s   # 1k Leases, 5 s scrapes, no kube-state-metrics build
 package main
 
 import (
@@ -21,6 +28,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,7 +36,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/lease-exporter/lease-exporter/internal/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 )
 
 func main() {
@@ -56,11 +64,22 @@ func run(ctx context.Context, logger *slog.Logger) error {
 	jsonOut := flag.String("json", "", "Also write every run's raw numbers to this file.")
 	envFlag := flag.String("exporter-env", "", "Space-separated KEY=value pairs for the exporters' environment, e.g. GOMAXPROCS=1.")
 	argsFlag := flag.String("exporter-args", "", "Space-separated extra flags for every exporter, e.g. --kube.watch-batch-interval=0.")
+	binFlag := flag.String("exporter-bin", "", "Run this lease-exporter binary instead of building the working tree's, e.g. one built from another commit for an A/B run.")
 	smoke := flag.Bool("smoke", false, "Quick CI check: 1k Leases, one run, 200 renewals/s for 5s, 5 scrapes; asserts no thresholds.")
+	promFor := flag.Duration("prometheus", 0, "Instead of the exporter's own costs, measure what each metric set costs a real Prometheus: scrape for this long at every -leases size under -churn.")
+	promSets := flag.String("prometheus-sets", "full,lean,ksm,ksm-sim", "Metric sets for -prometheus, one Prometheus each: full, lean, ksm (real kube-state-metrics), ksm-sim (its two series cut from the exporter); lean-relabel and ksm-sim-relabel cut by metric_relabel_configs instead of the bench's filtering proxy (promsets.go).")
+	promEvery := flag.Duration("scrape-interval", 15*time.Second, "Scrape interval of the -prometheus instances.")
+	promDir := flag.String("prometheus-dir", os.TempDir(), "Parent directory of the -prometheus instances' TSDBs (default on disk, not tmpfs, so the TSDB does not count against memory).")
 	flag.Parse()
 	exporterEnv, exporterArgs = strings.Fields(*envFlag), strings.Fields(*argsFlag)
 	if *smoke {
 		*leasesFlag, *runs, *churnRate, *churnFor, *scrapes, *protoScrapes, *workers = "1000", 1, 200, 5*time.Second, 5, 1, 32
+		if *promFor > 0 {
+			*promEvery = 5 * time.Second
+			if !flagSet("prometheus-sets") {
+				*promSets = "full,lean,ksm-sim"
+			}
+		}
 	}
 	var sizes []int
 	for _, s := range strings.Split(*leasesFlag, ",") {
@@ -73,6 +92,19 @@ func run(ctx context.Context, logger *slog.Logger) error {
 	if err := ensureAssets(logger); err != nil {
 		return err
 	}
+	var pc promConfig
+	if *promFor > 0 {
+		var err error
+		if pc.sets, err = parseSets(*promSets); err != nil {
+			return err
+		}
+		if slices.ContainsFunc(pc.sets, func(c candidate) bool { return c.ksm }) {
+			if pc.ksmBin, err = buildKSM(); err != nil {
+				return err
+			}
+		}
+		pc.dir, pc.window, pc.interval, pc.churnRate, pc.workers, pc.logger = *promDir, *promFor, *promEvery, *churnRate, *workers, logger
+	}
 	logger.Info("machine", "cpus", runtime.NumCPU(), "load1", load1(), "exporter_env", exporterEnv, "exporter_args", exporterArgs)
 
 	tmp, err := os.MkdirTemp(shmOr(*dir), "lease-exporter-bench-")
@@ -80,11 +112,16 @@ func run(ctx context.Context, logger *slog.Logger) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	logger.Info("building lease-exporter with hack/build.sh")
-	bin, err := exporterproc.Build(ctx, tmp)
-	if err != nil {
+	bin := *binFlag
+	if bin == "" {
+		logger.Info("building lease-exporter with hack/build.sh")
+		if bin, err = exporterproc.Build(ctx, tmp); err != nil {
+			return err
+		}
+	} else if bin, err = filepath.Abs(bin); err != nil {
 		return err
 	}
+	logger.Info("exporter", "bin", bin)
 	cpDir := *dir
 	if cpDir == "" {
 		cpDir = filepath.Join(tmp, "controlplane")
@@ -96,6 +133,10 @@ func run(ctx context.Context, logger *slog.Logger) error {
 	}
 	defer cl.cp.Stop()
 
+	if *promFor > 0 {
+		pc.bin, pc.kubeconfig = bin, cl.cp.KubeconfigPath()
+		return runProm(ctx, cl, sizes, pc, *jsonOut)
+	}
 	cfg := config{bin: bin, kubeconfig: cl.cp.KubeconfigPath(), scrapes: *scrapes, protoScrapes: *protoScrapes,
 		concurrent: 5, churnRate: *churnRate, churnFor: *churnFor, workers: *workers, profileDir: *profileDir, logger: logger}
 	if *smoke {
@@ -132,6 +173,51 @@ func run(ctx context.Context, logger *slog.Logger) error {
 	return nil
 }
 
+// runProm grows the cluster to each size and measures the metric sets there, printing each
+// size's table (and rewriting -json) as soon as it is measured: a 100k run is long.
+func runProm(ctx context.Context, cl *cluster, sizes []int, pc promConfig, jsonOut string) error {
+	var results []PromRun
+	commit := gitCommit()
+	for _, n := range sizes {
+		pc.logger.Info("creating Leases", "total", n, "new", n-len(cl.slots))
+		if _, err := cl.grow(ctx, n, pc.workers); err != nil {
+			return err
+		}
+		r, err := measureProm(ctx, cl, n, pc)
+		if err != nil {
+			return fmt.Errorf("%d Leases: %w", n, err)
+		}
+		results = append(results, r)
+		writePromTable(os.Stdout, []PromRun{r}, commit)
+		if jsonOut == "" {
+			continue
+		}
+		b, err := json.MarshalIndent(results, "", "  ")
+		if err != nil {
+			return fmt.Errorf("-json: %w", err)
+		}
+		if err := os.WriteFile(jsonOut, b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gitCommit names the commit measured, "-dirty" when the work tree has changes.
+func gitCommit() string {
+	out, err := exec.Command("git", "describe", "--always", "--dirty", "--abbrev=7").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func flagSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // jsonResults turns the results into plain maps with null for NaN (a measure that was
 // skipped, e.g. -proto-scrapes 0), which encoding/json cannot write as a number.
 func jsonResults(sizes []Size) []map[string]any {
@@ -161,20 +247,20 @@ func ensureAssets(logger *slog.Logger) error {
 	if os.Getenv("KUBEBUILDER_ASSETS") != "" {
 		return nil
 	}
-	logger.Info("KUBEBUILDER_ASSETS unset: running hack/controlplane/build.sh")
-	cmd := exec.Command("hack/controlplane/build.sh")
+	logger.Info("KUBEBUILDER_ASSETS unset: running hack/kube-binaries/build.sh")
+	cmd := exec.Command("hack/kube-binaries/build.sh")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return fmt.Errorf("hack/controlplane/build.sh (run from the repository root): %w", err)
+		return fmt.Errorf("hack/kube-binaries/build.sh (run from the repository root): %w", err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return os.Setenv("KUBEBUILDER_ASSETS", lines[len(lines)-1])
 }
 
-// shmOr puts the scratch directory on tmpfs when there is one: etcd 3.4 (Debian's) has no
-// --unsafe-no-fsync, and on a shared disk fsync latency would make Lease creation and churn
-// measure the disk, not the exporter.
+// shmOr puts the scratch directory on tmpfs when there is one: even without fsync (the harness
+// runs etcd with --unsafe-no-fsync), etcd's writes on a shared disk would make Lease creation
+// and churn measure the disk, not the exporter.
 func shmOr(dir string) string {
 	if dir != "" {
 		return ""

@@ -23,7 +23,7 @@ type config struct {
 
 // measure is one repeat at n Leases, each exporter a fresh process: a baseline against an
 // empty namespace, the main exporter (ready, scrapes, memory, idle, churn), the lag probe
-// during churn, and an exporter with --node-leases=reduced.
+// during churn, and an exporter with --metrics.extended.
 func measure(ctx context.Context, cl *cluster, n int, cfg config) (Run, error) {
 	r := Run{Leases: n, LoadStart: load1()}
 	log := cfg.logger.With("leases", n)
@@ -159,7 +159,7 @@ func measure(ctx context.Context, cl *cluster, n int, cfg config) (Run, error) {
 	}
 	_ = p.Stop()
 
-	if err := reducedScrapes(ctx, cfg, n, &r); err != nil {
+	if err := extendedScrapes(ctx, cfg, n, &r); err != nil {
 		return r, err
 	}
 	r.LoadEnd = load1()
@@ -199,11 +199,12 @@ func concurrentScrapes(p *proc, k int, r *Run) error {
 	return nil
 }
 
-// reducedScrapes measures --node-leases=reduced: series, bytes and scrape time.
-func reducedScrapes(ctx context.Context, cfg config, n int, r *Run) error {
-	p, _, err := startExporter(ctx, cfg.bin, cfg.kubeconfig, "--node-leases=reduced")
+// extendedScrapes measures an exporter with --metrics.extended (every family): series, bytes
+// and scrape time beside the lean default.
+func extendedScrapes(ctx context.Context, cfg config, n int, r *Run) error {
+	p, _, err := startExporter(ctx, cfg.bin, cfg.kubeconfig, "--metrics.extended")
 	if err != nil {
-		return fmt.Errorf("reduced exporter: %w", err)
+		return fmt.Errorf("extended exporter: %w", err)
 	}
 	defer p.killIfRunning()
 	_, size, body, err := p.scrape(textIdentity, true)
@@ -211,7 +212,7 @@ func reducedScrapes(ctx context.Context, cfg config, n int, r *Run) error {
 		return err
 	}
 	s, _ := countSeries(body, "")
-	r.RedSeries, r.RedLeaseSeries, r.RedIdentityB = s.all, s.perLease, float64(size)
+	r.ExtSeries, r.ExtLeaseSeries, r.ExtIdentityB = s.all, s.perLease, float64(size)
 	var times [2][]float64
 	for k, kind := range []scrapeKind{textIdentity, textGzip} {
 		for range cfg.scrapes {
@@ -221,10 +222,10 @@ func reducedScrapes(ctx context.Context, cfg config, n int, r *Run) error {
 			}
 			times[k] = append(times[k], d.Seconds())
 			if kind == textGzip {
-				r.RedGzipB = float64(size)
+				r.ExtGzipB = float64(size)
 			}
 		}
 	}
-	r.RedIdP50, r.RedGzP50 = percentile(times[0], 50), percentile(times[1], 50)
+	r.ExtIdP50, r.ExtGzP50 = percentile(times[0], 50), percentile(times[1], 50)
 	return p.Stop()
 }

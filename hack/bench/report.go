@@ -31,9 +31,9 @@ type Run struct {
 	LagP50, LagP99, LagMax     float64
 	LagSamples, LagUnseen      int
 	EventsMinusUpdates         float64 // main exporter's modified events − renewals applied
-	RedSeries, RedLeaseSeries  int
-	RedIdentityB, RedGzipB     float64
-	RedIdP50, RedGzP50         float64
+	ExtSeries, ExtLeaseSeries  int
+	ExtIdentityB, ExtGzipB     float64
+	ExtIdP50, ExtGzP50         float64
 }
 
 // Size is every repeat at one number of Leases, plus the one-off creation rate.
@@ -78,9 +78,9 @@ var rows = []row{
 	{"Event-to-metric lag p50 / p99 / max (s)", "p99 ≤ 1", "", nil, ""},
 	{"Lag samples (unseen)", "", "", nil, ""},
 	{"Main exporter: modified events − renewals applied", "≥ 0", "", func(_ Size, r Run) float64 { return r.EventsMinusUpdates }, "%.0f"},
-	{"reduced: series (all / per-lease)", "", "", nil, ""},
-	{"reduced: exposition identity / gzip (MB)", "", "", nil, ""},
-	{"reduced: full scrape identity / gzip p50 (s)", "", "", nil, ""},
+	{"extended: series (all / per-lease)", "", "", nil, ""},
+	{"extended: exposition identity / gzip (MB)", "", "", nil, ""},
+	{"extended: full scrape identity / gzip p50 (s)", "", "", nil, ""},
 }
 
 // cell renders one row for one size: the median over runs of each number in it.
@@ -109,12 +109,12 @@ func cell(name string, s Size) string {
 		return fmt.Sprintf("%.3f / %.3f / %.3f", med(func(r Run) float64 { return r.LagP50 }), med(func(r Run) float64 { return r.LagP99 }), med(func(r Run) float64 { return r.LagMax }))
 	case strings.HasPrefix(name, "Lag samples"):
 		return fmt.Sprintf("%.0f (%.0f)", med(func(r Run) float64 { return float64(r.LagSamples) }), med(func(r Run) float64 { return float64(r.LagUnseen) }))
-	case strings.HasPrefix(name, "reduced: series"):
-		return fmt.Sprintf("%.0f / %.0f", med(func(r Run) float64 { return float64(r.RedSeries) }), med(func(r Run) float64 { return float64(r.RedLeaseSeries) }))
-	case strings.HasPrefix(name, "reduced: exposition"):
-		return fmt.Sprintf("%.1f / %.2f", med(func(r Run) float64 { return r.RedIdentityB / mb }), med(func(r Run) float64 { return r.RedGzipB / mb }))
-	case strings.HasPrefix(name, "reduced: full scrape"):
-		return fmt.Sprintf("%.3f / %.3f", med(func(r Run) float64 { return r.RedIdP50 }), med(func(r Run) float64 { return r.RedGzP50 }))
+	case strings.HasPrefix(name, "extended: series"):
+		return fmt.Sprintf("%.0f / %.0f", med(func(r Run) float64 { return float64(r.ExtSeries) }), med(func(r Run) float64 { return float64(r.ExtLeaseSeries) }))
+	case strings.HasPrefix(name, "extended: exposition"):
+		return fmt.Sprintf("%.1f / %.2f", med(func(r Run) float64 { return r.ExtIdentityB / mb }), med(func(r Run) float64 { return r.ExtGzipB / mb }))
+	case strings.HasPrefix(name, "extended: full scrape"):
+		return fmt.Sprintf("%.3f / %.3f", med(func(r Run) float64 { return r.ExtIdP50 }), med(func(r Run) float64 { return r.ExtGzP50 }))
 	}
 	for _, rw := range rows {
 		if rw.name == name && rw.value != nil {

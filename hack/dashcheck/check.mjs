@@ -41,7 +41,7 @@ const LINT_MUTANTS = {
   'panel without description': (d) => delete firstPanel(d, withTargets).description,
   'panel without unit': (d) => delete firstPanel(d, withTargets).fieldConfig.defaults.unit,
   'empty expr': (d) => (firstPanel(d, withTargets).targets[0].expr = ' '),
-  'fixed rate window': (d) => (firstPanel(d, withTargets).targets[0].expr = 'rate(lease_transitions_total[5m])'),
+  'fixed rate window': (d) => (firstPanel(d, withTargets).targets[0].expr = 'rate(lease_observed_holder_changes_total[5m])'),
   'changed uid': (d) => (d.uid = 'renamed'),
 };
 const MUTANT_BASE = 'leases-overview.json';

@@ -45,6 +45,17 @@ func LoadContract(path string) (*Contract, error) {
 	return c, nil
 }
 
+// extendedOnly are the series the exporter exports only with --metrics.extended
+// (the lean default, docs/metrics.md): a panel built on one shows "No data" to
+// everyone running the defaults. Derive them in PromQL instead (renew age:
+// timestamp(lease_observed_renew_timestamp_seconds) - lease_observed_renew_timestamp_seconds).
+var extendedOnly = map[string]bool{
+	"lease_renew_age_seconds":        true,
+	"lease_expiry_timestamp_seconds": true,
+	"lease_renew_timestamp_seconds":  true,
+	"lease_transitions_total":        true,
+}
+
 // Metrics Prometheus itself attaches to every scrape target.
 var scrapeMetrics = map[string]bool{"up": true, "scrape_duration_seconds": true}
 
@@ -92,6 +103,8 @@ func (c *Contract) Check(q Query, vars Vars) []error {
 		switch {
 		case name == "":
 			errs = append(errs, fmt.Errorf("%s: selector %s has no fixed metric name, so it cannot be checked against docs/metrics.md", q.where(), vs))
+		case extendedOnly[name]:
+			errs = append(errs, fmt.Errorf("%s: metric %q is exported only with --metrics.extended; build the panel on the default set", q.where(), name))
 		case !c.allowed(name, q.File):
 			errs = append(errs, fmt.Errorf("%s: metric %q is not documented in docs/metrics.md (nor up, scrape_duration_seconds, or go_*/process_* on %s)", q.where(), name, runtimeDashboard))
 		}
