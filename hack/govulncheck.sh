@@ -4,19 +4,25 @@
 # vulnerable code that is merely imported or required is printed as information.
 #
 # govulncheck is built from the Go module proxy (version pinned in hack/tools/vuln/go.mod)
-# into ${LEASE_EXPORTER_CACHE:-$HOME/.cache/lease-exporter}/tools/bin. Its vulnerability
-# database normally comes from https://vuln.go.dev, which our build machines cannot reach, and
-# the module proxy refuses golang.org/x/vulndb, so the database must be brought in:
+# into ${LEASE_EXPORTER_CACHE:-$HOME/.cache/lease-exporter}/tools/bin. Which database:
 #
-#   hack/govulncheck.sh                        scan against $GOVULNDB (default https://vuln.go.dev)
-#   GOVULNDB=file:///path/to/db hack/govulncheck.sh
-#                                              scan against a local copy of the database
-#   GOVULNDB_OSV_DIR=/path/to/vulndb/data/osv hack/govulncheck.sh
-#                                              build a local database from OSV files (for
-#                                              example a golang.org/x/vulndb checkout copied
-#                                              in) with hack/tools/vuln/mkvulndb, then scan
+#   GOVULNDB=URL hack/govulncheck.sh           exactly that database (https://... or file:///...)
+#   hack/govulncheck.sh                        the live https://vuln.go.dev when it answers;
+#                                              otherwise the OSV snapshot in $GOVULNDB_OSV_DIR
+#                                              (as below); with neither, exit 2
+#   GOVULNDB_OSV_DIR=../shared/vulndb/osv hack/govulncheck.sh
+#                                              a directory of OSV files (data/osv of a
+#                                              golang.org/x/vulndb checkout, or the snapshot in
+#                                              shared/), made into a database by
+#                                              hack/tools/vuln/mkvulndb, used when the live one
+#                                              does not answer
 #   hack/govulncheck.sh --selftest             offline check of this script and govulncheck's
 #                                              call-graph analysis with two synthetic entries
+#
+# Our build machines cannot reach vuln.go.dev and the module proxy refuses golang.org/x/vulndb,
+# so there the snapshot is what is scanned against. Its source files leave every "modified"
+# date unset; mkvulndb stamps them with $GOVULNDB_OSV_DATE, else the snapshot date a README.md
+# next to the directory gives as "(YYYY-MM-DD)", else each file's modification time.
 #
 # Exit status: 0 no known vulnerability reaches the exporter's code; 1 at least one does
 # (details printed); 2 the scan could not run (no database, build failure).
@@ -86,9 +92,30 @@ if [[ "${1:-}" == "--selftest" ]]; then
 	exit 0
 fi
 
-db="${GOVULNDB:-https://vuln.go.dev}"
-if [[ -n "${GOVULNDB_OSV_DIR:-}" ]]; then
-	"$bin/mkvulndb" -osv "$GOVULNDB_OSV_DIR" -out "$tmp/db"
+# osv_date DIR: the snapshot date for entries without one (see the header), or nothing.
+osv_date() {
+	local readme
+	[[ -n "${GOVULNDB_OSV_DATE:-}" ]] && { echo "$GOVULNDB_OSV_DATE"; return; }
+	for readme in "$1/README.md" "$1/../README.md"; do
+		if [[ -f "$readme" ]]; then
+			grep -o '([0-9]\{4\}-[0-9]\{2\}-[0-9]\{2\})' "$readme" | head -1 | tr -d '()'
+			return
+		fi
+	done
+}
+
+live=https://vuln.go.dev
+if [[ -n "${GOVULNDB:-}" ]]; then
+	db="$GOVULNDB"
+elif curl -fsS --max-time 10 -o /dev/null "$live/index/db.json" 2>/dev/null; then
+	db="$live"
+elif [[ -n "${GOVULNDB_OSV_DIR:-}" ]]; then
+	date="$(osv_date "$GOVULNDB_OSV_DIR")"
+	log "$live does not answer; building a database from $GOVULNDB_OSV_DIR${date:+ (entries without a modified date: $date)}"
+	"$bin/mkvulndb" -osv "$GOVULNDB_OSV_DIR" -out "$tmp/db" ${date:+-modified "$date"} || exit 2
 	db="file://$tmp/db"
+else
+	log "$live does not answer and GOVULNDB_OSV_DIR is not set: no vulnerability database (see the header of this script)"
+	exit 2
 fi
 scan "$db"

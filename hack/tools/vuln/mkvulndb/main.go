@@ -4,7 +4,12 @@
 // because vuln.go.dev is unreachable from our build machines and the module proxy refuses
 // golang.org/x/vulndb: whoever can fetch the OSV files elsewhere can bring the database in.
 //
-// Usage: mkvulndb -osv DIR -out DIR
+// The source form of the database (data/osv of golang.org/x/vulndb) leaves every entry's
+// "modified" at 0001-01-01T00:00:00Z: the database service stamps the real date when it
+// publishes. mkvulndb stamps such entries with -modified (the snapshot's date, when known) or
+// else the file's modification time, in the indexes and in the entry it serves.
+//
+// Usage: mkvulndb -osv DIR -out DIR [-modified 2026-08-21]
 package main
 
 import (
@@ -59,12 +64,21 @@ type vulnMeta struct {
 func main() {
 	osvDir := flag.String("osv", "", "directory of OSV JSON files (searched recursively)")
 	out := flag.String("out", "", "output directory; replaced if it exists")
+	modified := flag.String("modified", "", "date (YYYY-MM-DD or RFC 3339) for entries whose modified is unset; default: the file's modification time")
 	flag.Parse()
 	if *osvDir == "" || *out == "" {
-		fmt.Fprintln(os.Stderr, "usage: mkvulndb -osv DIR -out DIR")
+		fmt.Fprintln(os.Stderr, "usage: mkvulndb -osv DIR -out DIR [-modified DATE]")
 		os.Exit(2)
 	}
-	n, err := build(*osvDir, *out)
+	var stamp time.Time
+	if *modified != "" {
+		var err error
+		if stamp, err = parseDate(*modified); err != nil {
+			fmt.Fprintln(os.Stderr, "mkvulndb: -modified:", err)
+			os.Exit(2)
+		}
+	}
+	n, err := build(*osvDir, *out, stamp)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mkvulndb:", err)
 		os.Exit(1)
@@ -72,7 +86,17 @@ func main() {
 	fmt.Fprintf(os.Stderr, "mkvulndb: %d entries from %s into %s\n", n, *osvDir, *out)
 }
 
-func build(osvDir, out string) (int, error) {
+// parseDate accepts a day (YYYY-MM-DD, midnight UTC) or an RFC 3339 time.
+func parseDate(s string) (time.Time, error) {
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	return time.Parse(time.RFC3339, s)
+}
+
+// build writes the database; stamp (zero: each file's modification time) replaces an unset
+// modified date.
+func build(osvDir, out string, stamp time.Time) (int, error) {
 	if err := os.RemoveAll(out); err != nil {
 		return 0, fmt.Errorf("clear %s: %w", out, err)
 	}
@@ -96,8 +120,16 @@ func build(osvDir, out string) (int, error) {
 		if err := json.Unmarshal(raw, &e); err != nil {
 			return fmt.Errorf("parse %s: %w", path, err)
 		}
-		if e.ID == "" || e.Modified.IsZero() {
-			return fmt.Errorf("%s: not an OSV entry (no id or modified)", path)
+		if e.ID == "" {
+			return fmt.Errorf("%s: not an OSV entry (no id)", path)
+		}
+		if e.Modified.IsZero() {
+			if e.Modified, err = stampFor(d, stamp); err != nil {
+				return err
+			}
+			if raw, err = withModified(raw, e.Modified); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
 		}
 		newest = maxTime(newest, e.Modified)
 		vulns = append(vulns, vulnMeta{ID: e.ID, Modified: e.Modified, Aliases: e.Aliases})
@@ -135,6 +167,33 @@ func build(osvDir, out string) (int, error) {
 		}
 	}
 	return len(vulns), nil
+}
+
+// stampFor is the modified date for an entry in file d that has none.
+func stampFor(d os.DirEntry, stamp time.Time) (time.Time, error) {
+	if !stamp.IsZero() {
+		return stamp, nil
+	}
+	info, err := d.Info()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("stat %s: %w", d.Name(), err)
+	}
+	return info.ModTime().UTC().Truncate(time.Second), nil
+}
+
+// withModified returns the OSV record raw with its modified field set to t, every other field
+// as it was.
+func withModified(raw []byte, t time.Time) ([]byte, error) {
+	var record map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &record); err != nil {
+		return nil, fmt.Errorf("parse: %w", err)
+	}
+	stamp, err := json.Marshal(t)
+	if err != nil {
+		return nil, err
+	}
+	record["modified"] = stamp
+	return json.Marshal(record)
 }
 
 // latestFix returns the highest fixed version of the ranges, without the "v" prefix, as the
