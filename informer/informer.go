@@ -100,7 +100,7 @@ func (l *Leases) addLocks(src source[*Lease], opts Options) {
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	for _, s := range newScopes(src, observe, l.clients, namespaces, opts, opts.now(), l.health.metrics, l.health) {
+	for _, s := range newScopes(src, observeWithHistory(opts.History), l.clients, namespaces, opts, opts.now(), l.health.metrics, l.health) {
 		l.scopes = append(l.scopes, s)
 		l.locks = append(l.locks, s.store)
 	}

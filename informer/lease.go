@@ -132,9 +132,13 @@ const (
 func (l *Lease) Kind() Kind { return Kind(l.bits & kindMask) }
 
 // rareFields are the coordinated leader election fields, the owner (other than a node Lease's
-// own Node), and a resource version that is not a decimal number (never from a real API
-// server, but the API calls them opaque).
-type rareFields struct{ strategy, preferredHolder, ownerKind, ownerName, resourceVersion string }
+// own Node), a resource version that is not a decimal number (never from a real API server,
+// but the API calls them opaque), and the election history, which only the classes that keep
+// one have (leader-election locks by default, 10% of a large cluster's Leases).
+type rareFields struct {
+	strategy, preferredHolder, ownerKind, ownerName, resourceVersion string
+	history                                                          *History
+}
 
 // Owner is the kind and name of the object's controller owner reference (or of its first
 // owner reference without a controller), "" when it has none.

@@ -29,6 +29,8 @@ type Options struct {
 	// WatchBatch is how long watch events may queue before they are read together
 	// (see WatchConfig); 0 reads each as it arrives.
 	WatchBatch time.Duration
+	// History bounds the election history kept per lock; the zero value keeps none.
+	History HistoryOptions
 	// Now is the clock; nil means time.Now. Tests replace it.
 	Now func() time.Time
 }
@@ -66,6 +68,9 @@ func (o Options) Validate() error {
 	}
 	if o.WatchBatch < 0 || o.WatchBatch > MaxWatchBatch {
 		return &OptionError{"WatchBatch", fmt.Errorf("invalid watch batch %s: must be between 0 and %s (longer makes every metric lag)", o.WatchBatch, MaxWatchBatch)}
+	}
+	if err := o.History.validate(); err != nil {
+		return err
 	}
 	if o.TotalShards < 0 || o.Shard < 0 || o.Shard >= o.totalShards() {
 		return &OptionError{"Shard", fmt.Errorf("invalid sharding: shard %d of %d: need 0 <= shard < total shards", o.Shard, o.TotalShards)}

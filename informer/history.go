@@ -1,0 +1,156 @@
+package informer
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// HistoryOptions bound the election history the exporter keeps per lock (see History).
+// The zero value keeps none.
+type HistoryOptions struct {
+	// Tenures is how many holder tenures (and so holder changes) are kept per lock; 0 keeps
+	// no history at all.
+	Tenures int
+	// Renewals is how many intervals between observed renewals are kept per lock.
+	Renewals int
+	// Classes keep history; the others (node heartbeats, by default) keep none.
+	Classes []Class
+}
+
+// DefaultHistory is the history lease-exporter keeps unless told otherwise: leader-election
+// locks only, sized so that even full rings keep the 300 B per Lease budget at 100k Leases
+// (docs/benchmarks.md).
+var DefaultHistory = HistoryOptions{Tenures: 4, Renewals: 8, Classes: []Class{ClassLeaderElection}}
+
+// MaxHistory bounds both rings: a history is for reading at a glance, not for storage.
+const MaxHistory = 1000
+
+func (o HistoryOptions) validate() error {
+	if o.Tenures < 0 || o.Tenures > MaxHistory || o.Renewals < 0 || o.Renewals > MaxHistory {
+		return &OptionError{"History", fmt.Errorf("invalid history size %d tenures, %d renewals: each must be between 0 and %d",
+			o.Tenures, o.Renewals, MaxHistory)}
+	}
+	return nil
+}
+
+// keeps reports whether a lock of class c keeps history.
+func (o HistoryOptions) keeps(c Class) bool { return o.Tenures > 0 && slices.Contains(o.Classes, c) }
+
+// Ending says how a tenure ended.
+type Ending uint8
+
+// The endings of a tenure.
+const (
+	// Holding: the tenure has not ended.
+	Holding Ending = iota
+	// Released: the holder wrote an empty holderIdentity (client-go's ReleaseOnCancel).
+	Released
+	// Expired: the holder stopped renewing for longer than the lease duration, and another
+	// holder (or the same one, later) took the lock.
+	Expired
+	// TakenOver: another holder took the lock while it was still valid (preemption, or an
+	// elector that does not wait for expiry).
+	TakenOver
+	// Unknown: the change arrived in a list or a watch replay while the lock still looked
+	// valid, so the exporter cannot tell whether it was released in between or taken over.
+	Unknown
+)
+
+// String is the ending's name in the JSON API and on the status page.
+func (e Ending) String() string {
+	return [...]string{"", "released", "expired", "taken_over", "unknown"}[min(e, Unknown)]
+}
+
+// Tenure is one holder's continuous holding of a lock, as the exporter observed it. Times
+// are Unix µs by the exporter's clock (see observe).
+type Tenure struct {
+	Holder string
+	// From is when the holder took the lock: when the exporter saw it if Live, else the
+	// acquireTime corrected by the measured skew.
+	From int64
+	// LastRenew is the last observed renewal (for a release: the release itself).
+	LastRenew int64
+	// To is when the tenure ended, 0 while it lasts: the release, the expiry (LastRenew plus
+	// the lease duration), or the moment another holder took over.
+	To    int64
+	Ended Ending
+	// Live says the tenure's start was seen live on the watch, not in a list or replay.
+	Live bool
+}
+
+// History is the recent election history of one lock incarnation: its last tenures and the
+// intervals between its last observed renewals, in two bounded rings. The store's goroutine
+// writes it (through observe, in event order); readers take a Snapshot. A recreated lock (new
+// UID) starts a new History.
+type History struct {
+	mu       sync.Mutex
+	tenures  []Tenure // ring of at most cap(tenures); next is the slot after the newest
+	renewals []uint32 // ring of intervals in ms
+	nextT    uint16
+	nextR    uint16
+	maxT     uint16 // the rings' bounds: HistoryOptions
+	maxR     uint16
+	// liveAt is the last observation seen live (Unix µs), 0 after one that was not: a
+	// renewal interval is measured only between two live observations.
+	liveAt int64
+}
+
+// HistorySnapshot is a copy of a History, oldest first.
+type HistorySnapshot struct {
+	Tenures []Tenure
+	// RenewalIntervals are the intervals between the last observed renewals, in ms.
+	RenewalIntervals []uint32
+}
+
+// History returns the lock's history, nil when it keeps none.
+func (l *Lease) History() *History {
+	if l.rare == nil {
+		return nil
+	}
+	return l.rare.history
+}
+
+// Snapshot copies the history under its lock.
+func (h *History) Snapshot() HistorySnapshot {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return HistorySnapshot{Tenures: ordered(h.tenures, h.nextT, h.maxT), RenewalIntervals: ordered(h.renewals, h.nextR, h.maxR)}
+}
+
+// ordered returns a ring's elements oldest first; a ring that is not full yet is in order.
+func ordered[T any](ring []T, next, limit uint16) []T {
+	if len(ring) < int(limit) {
+		return slices.Clone(ring)
+	}
+	return slices.Concat(ring[next:], ring[:next])
+}
+
+// push adds v to a ring that grows (doubling, never past limit) until it holds limit
+// elements, then overwrites the oldest. Most locks never change holder, so their rings stay
+// at one element.
+func push[T any](ring []T, next *uint16, limit uint16, v T) []T {
+	if len(ring) < int(limit) {
+		if len(ring) == cap(ring) {
+			grown := make([]T, len(ring), min(max(2*cap(ring), 1), int(limit)))
+			copy(grown, ring)
+			ring = grown
+		}
+		return append(ring, v)
+	}
+	ring[*next] = v
+	*next = (*next + 1) % limit
+	return ring
+}
+
+// newest returns the newest element of a ring, nil when empty.
+func newest[T any](ring []T, next, limit uint16) *T {
+	switch {
+	case len(ring) == 0:
+		return nil
+	case len(ring) < int(limit):
+		return &ring[len(ring)-1]
+	default:
+		return &ring[(int(next)+len(ring)-1)%len(ring)]
+	}
+}

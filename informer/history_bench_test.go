@@ -1,0 +1,92 @@
+package informer
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// electionLease is a leader-election Lease as hack/bench creates them: a controller's
+// identity (hostname_uuid, as client-go's callers build it), 15 s, acquire time, transitions.
+func electionLease(i int, holder string, rv int, renew, acquired time.Time) *coordinationv1.Lease {
+	r, a := metav1.NewMicroTime(renew), metav1.NewMicroTime(acquired)
+	d, tr := int32(15), int32(rv)
+	return &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: fmt.Sprintf("bench-election-%d", i%7), Name: fmt.Sprintf("controller-%05d", i),
+			UID: types.UID(fmt.Sprintf("7d1c6f0e-2b1a-4c3d-8e9f-%012d", i)), ResourceVersion: fmt.Sprint(3000000 + rv*200000 + i),
+			CreationTimestamp: metav1.NewTime(acquired.Add(-time.Hour)),
+		},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &d, RenewTime: &r, AcquireTime: &a, LeaseTransitions: &tr},
+	}
+}
+
+// identity is a distinct client-go style identity per lock and tenure: the worst case for
+// the history, whose past holders' strings cannot be shared.
+func identity(i, tenure int) string {
+	return fmt.Sprintf("controller-%05d-7c9d8b6f5-x%03d_%08x-1b2c-4d3e-9f8a-%012d", i, tenure, i*31+tenure, i)
+}
+
+// TestLiveHeapPerLeaseWithHistory reports the live heap per cached Lease at 100k Leases in
+// hack/bench's mix (90% node heartbeats, 10% leader-election locks), without history, with
+// the default history just after sync, and with every leader-election lock's rings full of
+// distinct holders (the worst case). The default must keep even the worst case within the
+// 300 B per Lease budget; docs/benchmarks.md records the numbers.
+func TestLiveHeapPerLeaseWithHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates 100k Leases")
+	}
+	const n = 100000
+	cases := []struct {
+		name string
+		opts HistoryOptions
+		full bool
+	}{
+		{"no history", HistoryOptions{}, false},
+		{"default history, at sync", DefaultHistory, false},
+		{"default history, rings full", DefaultHistory, true},
+	}
+	for _, tc := range cases {
+		perLease := heapPerLeaseWithHistory(n, tc.opts, tc.full)
+		t.Logf("%-30s live heap per Lease: %.0f B", tc.name, perLease)
+		if perLease > 300 {
+			t.Errorf("%s: live heap per Lease %.0f B exceeds the 300 B budget", tc.name, perLease)
+		}
+	}
+}
+
+func heapPerLeaseWithHistory(n int, opts HistoryOptions, full bool) float64 {
+	before := liveHeap()
+	m := newMetrics(prometheus.NewRegistry())
+	now := time.Now()
+	clock := now
+	h := newHealth(slog.New(slog.DiscardHandler), m, time.Now)
+	s := newScopes(leaseSource{}, observeWithHistory(opts), clients{}, []string{""}, Options{}, func() time.Time { return clock }, m, h)[0].store
+	for i := range n {
+		if i%10 == 0 {
+			_ = s.Add(electionLease(i, identity(i, 0), 0, now, now))
+		} else {
+			_ = s.Add(nodeLease(i, now))
+		}
+	}
+	if full {
+		s.liveFrom.Store(now.UnixMicro())
+		for step := 1; step <= opts.Tenures+opts.Renewals+1; step++ {
+			clock = now.Add(time.Duration(step) * 2 * time.Second)
+			tenure := min(step, opts.Tenures)
+			for i := 0; i < n; i += 10 {
+				_ = s.Update(electionLease(i, identity(i, tenure), step, clock, clock))
+			}
+		}
+	}
+	perLease := float64(liveHeap()-before) / float64(n)
+	runtime.KeepAlive(s)
+	return perLease
+}

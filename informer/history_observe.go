@@ -1,0 +1,172 @@
+package informer
+
+// expiryTolerance absorbs the difference between when the exporter and an elector saw the
+// last renewal (watch batching, the elector's polling): a takeover this close to the expiry
+// the exporter computed is an expiry, not a takeover of a valid lock.
+const expiryTolerance = 1_000_000 // µs
+
+// observeWithHistory returns the observation of lock records: observe, followed, for the
+// classes opts keeps, by the lock's history. Without history it is observe itself, at no
+// cost. Like observe, it runs in the store's goroutine in the order events arrive, and an
+// unchanged record (a relist showing nothing new) returns before the history is touched.
+func observeWithHistory(opts HistoryOptions) func(prev, l *Lease, now int64, live bool) *Lease {
+	if opts.Tenures == 0 || len(opts.Classes) == 0 {
+		return observe
+	}
+	return func(prev, l *Lease, now int64, live bool) *Lease {
+		rec := observe(prev, l, now, live)
+		if rec != prev && opts.keeps(rec.Class) {
+			keepHistory(opts, prev, rec, now, live)
+		}
+		return rec
+	}
+}
+
+// keepHistory records the change from prev (nil at first sight) to l, the record about to be
+// cached, in the history l then carries: the previous record's if it is the same incarnation,
+// else a new one (a recreated lock starts over).
+func keepHistory(opts HistoryOptions, prev, l *Lease, now int64, live bool) {
+	var h *History
+	if prev != nil && prev.UID == l.UID {
+		h = prev.History()
+	}
+	if h == nil {
+		h = &History{maxT: uint16(opts.Tenures), maxR: uint16(opts.Renewals)}
+		prev = nil
+	}
+	attachHistory(prev, l, h)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if prev == nil {
+		h.begin(l, now, live, 0)
+		return
+	}
+	h.record(prev, l, now, live)
+}
+
+// attachHistory makes l carry h. l is fresh from decode, so its rare fields are its own; a
+// record whose only rare field is the history shares the previous record's, so renewals
+// allocate nothing for it.
+func attachHistory(prev, l *Lease, h *History) {
+	switch {
+	case l.rare != nil:
+		l.rare.history = h
+	case prev != nil && prev.rare != nil && *prev.rare == rareFields{history: h}:
+		l.rare = prev.rare
+	default:
+		l.rare = &rareFields{history: h}
+	}
+}
+
+// record updates the history with the change from prev to l; h.mu is held.
+func (h *History) record(prev, l *Lease, now int64, live bool) {
+	at := observedOrNow(l, now)
+	cur := newest(h.tenures, h.nextT, h.maxT)
+	holding := cur != nil && cur.Ended == Holding
+	switch {
+	case l.Holder == "":
+		if holding {
+			cur.Ended, cur.To, cur.LastRenew = Released, at, at
+		}
+		h.liveAt = 0
+	case holding && l.Holder == cur.Holder:
+		l.Holder = cur.Holder // one string for the record and its tenure
+		if live && expiredBy(prev, now) {
+			// The same holder came back after its lease had expired: nobody held it meanwhile.
+			cur.Ended, cur.To = Expired, expiryOf(prev, now)
+			h.begin(l, now, live, cur.To)
+			return
+		}
+		if l.ObservedRenewTime == prev.ObservedRenewTime {
+			return // not a renewal (e.g. only the duration changed)
+		}
+		cur.LastRenew = at
+		if live && h.liveAt != 0 && h.maxR > 0 {
+			h.renewals = push(h.renewals, &h.nextR, h.maxR, uint32(min((now-h.liveAt)/1000, 1<<32-1)))
+		}
+		h.liveAt = 0
+		if live {
+			h.liveAt = now
+		}
+	default:
+		after := int64(0)
+		if cur != nil {
+			after = cur.LastRenew
+		}
+		if holding {
+			from := acquiredAt(l, now, live, after)
+			switch {
+			case !validBeyond(prev, from):
+				cur.Ended, cur.To = Expired, min(expiryOf(prev, from), from)
+			case live:
+				cur.Ended, cur.To = TakenOver, from
+			default:
+				cur.Ended, cur.To = Unknown, from
+			}
+		}
+		h.begin(l, now, live, after)
+	}
+}
+
+// begin opens a tenure for l's holder (none for an empty holder). after is the earliest
+// its start may be placed at when it was not seen live.
+func (h *History) begin(l *Lease, now int64, live bool, after int64) {
+	h.liveAt = 0
+	if l.Holder == "" {
+		return
+	}
+	for _, t := range h.tenures {
+		if t.Holder == l.Holder {
+			l.Holder = t.Holder // holders alternate: keep one string per holder
+			break
+		}
+	}
+	t := Tenure{Holder: l.Holder, From: acquiredAt(l, now, live, after), LastRenew: observedOrNow(l, now), Live: live}
+	h.tenures = push(h.tenures, &h.nextT, h.maxT, t)
+	if live {
+		h.liveAt = now
+	}
+}
+
+// acquiredAt is when l's holder took the lock: now when seen live, else its acquireTime
+// corrected by the measured skew (the observed renew time without one), between after and
+// the observed renew time.
+func acquiredAt(l *Lease, now int64, live bool, after int64) int64 {
+	at := observedOrNow(l, now)
+	if live || !l.HasAcquireTime {
+		return at
+	}
+	acquired := l.AcquireTime
+	if ms, ok := l.ClockSkew(); ok {
+		acquired -= int64(ms) * 1e3
+	}
+	return min(max(acquired, after), at)
+}
+
+// expiredBy reports whether the record l, once valid, had clearly expired by at.
+func expiredBy(l *Lease, at int64) bool {
+	expiry, ok := l.Expiry()
+	return ok && expiry+expiryTolerance < at
+}
+
+// validBeyond reports whether the record l was clearly still valid at at: a takeover then
+// did not wait for expiry.
+func validBeyond(l *Lease, at int64) bool {
+	expiry, ok := l.Expiry()
+	return ok && l.Holder != "" && expiry > at+expiryTolerance
+}
+
+// expiryOf is when l expired; at for a record that never could be held.
+func expiryOf(l *Lease, at int64) int64 {
+	if expiry, ok := l.Expiry(); ok {
+		return expiry
+	}
+	return at
+}
+
+func observedOrNow(l *Lease, now int64) int64 {
+	if l.ObservedRenewTime == 0 {
+		return now
+	}
+	return l.ObservedRenewTime
+}
