@@ -1,0 +1,29 @@
+package informer
+
+import (
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+)
+
+// Observer passes successive states of Leases through the same observation a store applies
+// to watch events (observe, then the history HistoryOptions keep), for tests and tools that
+// build views by hand. It is not safe for concurrent use.
+type Observer struct {
+	observe func(prev, l *Lease, now int64, live bool) *Lease
+	last    map[string]*Lease
+}
+
+// NewObserver returns an Observer keeping history as opts say.
+func NewObserver(opts HistoryOptions) *Observer {
+	return &Observer{observe: observeWithHistory(opts), last: map[string]*Lease{}}
+}
+
+// Observe returns the record of l as a store would cache it after seeing l at now: live as
+// an event on an open watch, otherwise as in a list.
+func (o *Observer) Observe(l *coordinationv1.Lease, now time.Time, live bool) *Lease {
+	r := Project(l)
+	rec := o.observe(o.last[r.key], r, now.UnixMicro(), live)
+	o.last[r.key] = rec
+	return rec
+}
