@@ -1,0 +1,115 @@
+// Package statuspage serves the exporter's lease status pages and their JSON API: every
+// lock as the exporter judges it, and each lock's recent election history (informer.History).
+// The pages are server-rendered by html/template, which escapes every holder identity; they
+// load nothing from elsewhere and run one inline script, allowed by a Content-Security-Policy
+// hash, that only sorts the table and submits the filter form.
+package statuspage
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/lease-exporter/lease-exporter/informer"
+)
+
+// Patterns are the routes Handler serves, for the server's mux. A lock is addressed by
+// namespace and name; ?kind= (Lease, ConfigMap, Endpoints; default Lease) tells apart locks
+// of different kinds with the same namespace and name.
+var Patterns = []string{
+	"GET /leases", "GET /leases/{namespace}/{name}",
+	"GET /api/v1/leases", "GET /api/v1/leases/{namespace}/{name}",
+}
+
+// Handler serves Patterns from a view of the cache.
+type Handler struct {
+	view   informer.View
+	now    func() time.Time
+	logger *slog.Logger
+	mux    *http.ServeMux
+}
+
+// New returns the handler; now is the clock (nil: time.Now).
+func New(view informer.View, logger *slog.Logger, now func() time.Time) *Handler {
+	if now == nil {
+		now = time.Now
+	}
+	h := &Handler{view: view, now: now, logger: logger, mux: http.NewServeMux()}
+	h.mux.HandleFunc(Patterns[0], h.listPage)
+	h.mux.HandleFunc(Patterns[1], h.detailPage)
+	h.mux.HandleFunc(Patterns[2], h.listJSON)
+	h.mux.HandleFunc(Patterns[3], h.detailJSON)
+	return h
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+func filterOf(r *http.Request) Filter {
+	q := r.URL.Query()
+	u := strings.ToLower(q.Get("unhealthy"))
+	return Filter{Namespace: q.Get("namespace"), Class: q.Get("class"), Kind: q.Get("kind"),
+		UnhealthyOnly: u == "1" || u == "true" || u == "on"}
+}
+
+// kindOf is the ?kind= of a detail route, Lease by default.
+func kindOf(r *http.Request) string {
+	if k := r.URL.Query().Get("kind"); k != "" {
+		return k
+	}
+	return informer.KindLease.String()
+}
+
+func (h *Handler) listJSON(w http.ResponseWriter, r *http.Request) {
+	h.writeJSON(w, http.StatusOK, list(h.view, h.now(), filterOf(r)))
+}
+
+func (h *Handler) detailJSON(w http.ResponseWriter, r *http.Request) {
+	d, ok := find(h.view, h.now(), r.PathValue("namespace"), r.PathValue("name"), kindOf(r))
+	if !ok {
+		h.writeJSON(w, http.StatusNotFound, map[string]string{"error": notFound(r)})
+		return
+	}
+	h.writeJSON(w, http.StatusOK, d)
+}
+
+func notFound(r *http.Request) string {
+	return "no " + kindOf(r) + " lock " + r.PathValue("namespace") + "/" + r.PathValue("name") + " in the exporter's cache"
+}
+
+// writeJSON writes v; encoding/json escapes <, > and & in strings, so a holder identity
+// cannot become markup even where a browser sniffs the answer.
+func (h *Handler) writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		h.logger.Debug("write JSON answer", "err", err)
+	}
+}
+
+func (h *Handler) listPage(w http.ResponseWriter, r *http.Request) {
+	f := filterOf(r)
+	all := list(h.view, h.now(), Filter{})
+	shown := all
+	shown.Leases = shown.Leases[:0:0]
+	for i := range all.Leases {
+		if f.match(&all.Leases[i]) {
+			shown.Leases = append(shown.Leases, all.Leases[i])
+		}
+	}
+	h.render(w, http.StatusOK, "list", listView(all, shown, f))
+}
+
+func (h *Handler) detailPage(w http.ResponseWriter, r *http.Request) {
+	d, ok := find(h.view, h.now(), r.PathValue("namespace"), r.PathValue("name"), kindOf(r))
+	if !ok {
+		h.render(w, http.StatusNotFound, "notfound", notFound(r))
+		return
+	}
+	h.render(w, http.StatusOK, "detail", detailView(d))
+}

@@ -1,0 +1,225 @@
+package statuspage
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/lease-exporter/lease-exporter/informer"
+)
+
+// List is the answer of GET /api/v1/leases and what GET /leases renders.
+type List struct {
+	// Synced is false until the initial list of every watched namespace is cached; until
+	// then Leases is empty, as /metrics exports no per-lease series.
+	Synced bool `json:"synced"`
+	// EvaluatedAt is when held and renew ages are judged: now while the watch is open,
+	// frozen at the moment it broke otherwise (Stale).
+	EvaluatedAt time.Time `json:"evaluated_at"`
+	Stale       bool      `json:"stale"`
+	Leases      []Lease   `json:"leases"`
+}
+
+// Lease is one lock as the exporter judges it at EvaluatedAt. Optional fields are null when
+// the lock lacks them.
+type Lease struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Kind      string `json:"kind"`
+	Class     string `json:"class"`
+	Holder    string `json:"holder"`
+	Held      bool   `json:"held"`
+	// Healthy is false when the lock is not held or its holder's clock skew exceeds a
+	// quarter of the lease duration (the LeaseNoLeader and LeaseHolderClockSkew conditions);
+	// Problems says which.
+	Healthy  bool     `json:"healthy"`
+	Problems []string `json:"problems"`
+	// RenewAgeSeconds is EvaluatedAt minus ObservedRenewTime.
+	RenewAgeSeconds        *float64   `json:"renew_age_seconds"`
+	ObservedRenewTime      *time.Time `json:"observed_renew_time"`
+	HolderClockSkewSeconds *float64   `json:"holder_clock_skew_seconds"`
+	LeaseDurationSeconds   *int32     `json:"lease_duration_seconds"`
+	LeaseTransitions       *int32     `json:"lease_transitions"`
+	ObservedHolderChanges  uint32     `json:"observed_holder_changes"`
+	// LastHolderChange is the start or end of the newest tenure in the history; null for
+	// locks that keep none.
+	LastHolderChange *time.Time `json:"last_holder_change"`
+	RenewTime        *time.Time `json:"renew_time"`
+	AcquireTime      *time.Time `json:"acquire_time"`
+}
+
+// Detail is the answer of GET /api/v1/leases/{namespace}/{name}.
+type Detail struct {
+	Lease
+	UID       string     `json:"uid"`
+	FirstSeen time.Time  `json:"first_seen"`
+	Expiry    *time.Time `json:"expiry"`
+	// History is null for locks that keep none (node heartbeats by default).
+	History *History `json:"history"`
+}
+
+// History is a lock's recent election history, oldest first.
+type History struct {
+	Tenures []Tenure `json:"tenures"`
+	// RenewalIntervalsSeconds are the intervals between the last observed renewals.
+	RenewalIntervalsSeconds []float64 `json:"renewal_intervals_seconds"`
+	// LeaderlessSince is when the lock last stopped being held, while nobody holds it.
+	LeaderlessSince *time.Time `json:"leaderless_since"`
+}
+
+// Tenure is one holder's continuous holding, as the exporter observed it.
+type Tenure struct {
+	Holder string     `json:"holder"`
+	From   time.Time  `json:"from"`
+	To     *time.Time `json:"to"`
+	// LastRenew is the last renewal the exporter observed (for a release, the release).
+	LastRenew time.Time `json:"last_renew"`
+	// Ended is "released", "expired", "taken_over", "unknown", or "" while it lasts.
+	Ended string `json:"ended"`
+	// SeenLive is false when the start arrived in a list or watch replay: From is then the
+	// holder's acquireTime corrected by its measured clock skew.
+	SeenLive    bool    `json:"seen_live"`
+	HeldSeconds float64 `json:"held_seconds"`
+	// GapBeforeSeconds is how long nobody held the lock before this tenure began; null for
+	// the first tenure kept.
+	GapBeforeSeconds *float64 `json:"gap_before_seconds"`
+}
+
+// Filter selects leases; its zero value selects all.
+type Filter struct {
+	Namespace, Class, Kind string
+	UnhealthyOnly          bool
+}
+
+func (f Filter) match(l *Lease) bool {
+	return (f.Namespace == "" || f.Namespace == l.Namespace) && (f.Class == "" || f.Class == l.Class) &&
+		(f.Kind == "" || f.Kind == l.Kind) && (!f.UnhealthyOnly || !l.Healthy)
+}
+
+// list judges every lock of view matching f at view.FreshAsOf(now), sorted by namespace,
+// name and kind.
+func list(view informer.View, now time.Time, f Filter) List {
+	at := view.FreshAsOf(now)
+	out := List{Synced: view.HasSynced(), EvaluatedAt: at.UTC(), Stale: at.Before(now), Leases: []Lease{}}
+	if !out.Synced {
+		return out
+	}
+	view.Range(func(l *informer.Lease) {
+		if s := summarize(l, at); f.match(&s) {
+			out.Leases = append(out.Leases, s)
+		}
+	})
+	slices.SortFunc(out.Leases, func(a, b Lease) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Kind, b.Kind))
+	})
+	return out
+}
+
+// find returns the detail of the lock namespace/name of kind, false if the view has none.
+func find(view informer.View, now time.Time, namespace, name, kind string) (Detail, bool) {
+	var found *informer.Lease
+	if view.HasSynced() {
+		view.Range(func(l *informer.Lease) {
+			if l.Namespace() == namespace && l.Name() == name && l.Kind().String() == kind {
+				found = l
+			}
+		})
+	}
+	if found == nil {
+		return Detail{}, false
+	}
+	at := view.FreshAsOf(now)
+	return detail(found, at), true
+}
+
+func summarize(l *informer.Lease, at time.Time) Lease {
+	atµ := at.UnixMicro()
+	s := Lease{
+		Namespace: l.Namespace(), Name: l.Name(), Kind: l.Kind().String(), Class: l.Class.String(),
+		Holder: l.Holder, Held: l.Held(atµ), ObservedHolderChanges: l.ObservedHolderChanges, Problems: []string{},
+	}
+	if l.HasRenewTime {
+		s.RenewTime = timeOf(l.RenewTime)
+		s.ObservedRenewTime = timeOf(l.ObservedRenewTime)
+		s.RenewAgeSeconds = ptr(max(0, float64(atµ-l.ObservedRenewTime)/1e6))
+	}
+	if l.HasAcquireTime {
+		s.AcquireTime = timeOf(l.AcquireTime)
+	}
+	if l.HasDuration {
+		s.LeaseDurationSeconds = ptr(l.DurationSeconds)
+	}
+	if l.HasTransitions {
+		s.LeaseTransitions = ptr(l.Transitions)
+	}
+	if ms, ok := l.ClockSkew(); ok {
+		s.HolderClockSkewSeconds = ptr(float64(ms) / 1e3)
+	}
+	if h := l.History(); h != nil {
+		if t := h.Snapshot().Tenures; len(t) > 0 {
+			s.LastHolderChange = timeOf(max(t[len(t)-1].From, t[len(t)-1].To))
+		}
+	}
+	if !s.Held {
+		s.Problems = append(s.Problems, "not held")
+	}
+	if s.HolderClockSkewSeconds != nil && l.HasDuration && abs(*s.HolderClockSkewSeconds) > 0.25*float64(l.DurationSeconds) {
+		s.Problems = append(s.Problems, "holder clock skew over a quarter of the lease duration")
+	}
+	s.Healthy = len(s.Problems) == 0
+	return s
+}
+
+func detail(l *informer.Lease, at time.Time) Detail {
+	d := Detail{Lease: summarize(l, at), UID: l.UID.String(), FirstSeen: *timeOf(l.FirstSeen)}
+	if expiry, ok := l.Expiry(); ok {
+		d.Expiry = timeOf(expiry)
+	}
+	if h := l.History(); h != nil {
+		d.History = history(h.Snapshot(), l, at)
+	}
+	return d
+}
+
+func history(snap informer.HistorySnapshot, l *informer.Lease, at time.Time) *History {
+	out := &History{Tenures: []Tenure{}, RenewalIntervalsSeconds: []float64{}}
+	for _, ms := range snap.RenewalIntervals {
+		out.RenewalIntervalsSeconds = append(out.RenewalIntervalsSeconds, float64(ms)/1e3)
+	}
+	atµ := at.UnixMicro()
+	for i, t := range snap.Tenures {
+		end := t.To
+		if t.Ended == informer.Holding {
+			end = atµ
+		}
+		tn := Tenure{Holder: t.Holder, From: *timeOf(t.From), LastRenew: *timeOf(t.LastRenew), Ended: t.Ended.String(),
+			SeenLive: t.Live, HeldSeconds: max(0, float64(end-t.From)/1e6)}
+		if t.Ended != informer.Holding {
+			tn.To = timeOf(t.To)
+		}
+		if i > 0 && snap.Tenures[i-1].To != 0 {
+			tn.GapBeforeSeconds = ptr(max(0, float64(t.From-snap.Tenures[i-1].To)/1e6))
+		}
+		out.Tenures = append(out.Tenures, tn)
+	}
+	if !l.Held(atµ) && len(snap.Tenures) > 0 {
+		last := snap.Tenures[len(snap.Tenures)-1]
+		since := last.To
+		if last.Ended == informer.Holding {
+			since, _ = l.Expiry()
+		}
+		if since != 0 {
+			out.LeaderlessSince = timeOf(since)
+		}
+	}
+	return out
+}
+
+func timeOf(µs int64) *time.Time {
+	t := time.UnixMicro(µs).UTC()
+	return &t
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func abs(f float64) float64 { return max(f, -f) }

@@ -1,0 +1,209 @@
+package statuspage
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/lease-exporter/lease-exporter/informer"
+)
+
+//go:embed templates/*.html
+var templateFiles embed.FS
+
+// script sorts the list by a clicked column header and submits the filter form when a
+// filter changes; the pages work without it, sorted by health, namespace and name.
+const script = `document.querySelectorAll("th[data-col]").forEach(function (th) {
+  th.addEventListener("click", function () {
+    var col = +th.dataset.col, body = th.closest("table").tBodies[0];
+    var dir = th.dataset.dir === "asc" ? -1 : 1;
+    document.querySelectorAll("th[data-col]").forEach(function (o) { delete o.dataset.dir; });
+    th.dataset.dir = dir === 1 ? "asc" : "desc";
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = a.cells[col].dataset.v, y = b.cells[col].dataset.v, nx = parseFloat(x), ny = parseFloat(y);
+      if (!isNaN(nx) && !isNaN(ny)) return dir * (nx - ny);
+      return dir * x.localeCompare(y);
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+  });
+});
+document.querySelectorAll("form.filters select, form.filters input[type=checkbox]").forEach(function (el) {
+  el.addEventListener("change", function () { el.form.submit(); });
+});`
+
+// contentSecurityPolicy allows the pages nothing but their inline style and script: even a
+// holder identity that escaped escaping could not run.
+var contentSecurityPolicy = func() string {
+	sum := sha256.Sum256([]byte(script))
+	return "default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-" +
+		base64.StdEncoding.EncodeToString(sum[:]) + "'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+}()
+
+var templates = template.Must(template.New("").Funcs(template.FuncMap{
+	"script": func() template.JS { return template.JS(script) },
+}).ParseFS(templateFiles, "templates/*.html"))
+
+// render executes a page into a buffer first, so a template error is a clean 500.
+func (h *Handler) render(w http.ResponseWriter, status int, name string, data any) {
+	var buf bytes.Buffer
+	if err := templates.ExecuteTemplate(&buf, name, data); err != nil {
+		h.logger.Error("render status page", "page", name, "err", err)
+		http.Error(w, "internal error rendering the page", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// row is one lock in the list page, formatted; the V fields are the sort keys.
+type row struct {
+	Lease
+	URL                             string
+	RenewAge, Skew, Duration, Trans string
+	LastChange                      string
+	RenewAgeV, SkewV, LastChangeV   float64
+}
+
+type listPage struct {
+	List
+	Filter              Filter
+	Namespaces, Classes []string
+	Rows                []row
+	Total, Unhealthy    int
+	EvaluatedAt         string
+}
+
+func listView(all, shown List, f Filter) listPage {
+	p := listPage{List: shown, Filter: f, Total: len(all.Leases), EvaluatedAt: all.EvaluatedAt.Format(time.RFC3339)}
+	for _, c := range informer.Classes {
+		p.Classes = append(p.Classes, c.String())
+	}
+	for _, l := range all.Leases {
+		if !slices.Contains(p.Namespaces, l.Namespace) {
+			p.Namespaces = append(p.Namespaces, l.Namespace)
+		}
+		if !l.Healthy {
+			p.Unhealthy++
+		}
+	}
+	for _, l := range shown.Leases {
+		r := row{Lease: l, URL: detailURL(l), RenewAge: seconds(l.RenewAgeSeconds), Skew: seconds(l.HolderClockSkewSeconds),
+			Duration: "", Trans: "", RenewAgeV: orInf(l.RenewAgeSeconds), SkewV: orInf(l.HolderClockSkewSeconds)}
+		if l.LeaseDurationSeconds != nil {
+			r.Duration = fmt.Sprintf("%ds", *l.LeaseDurationSeconds)
+		}
+		if l.LeaseTransitions != nil {
+			r.Trans = fmt.Sprint(*l.LeaseTransitions)
+		}
+		if l.LastHolderChange != nil {
+			r.LastChange = ago(*l.LastHolderChange, all.EvaluatedAt)
+			r.LastChangeV = float64(l.LastHolderChange.UnixMilli()) / 1e3
+		}
+		p.Rows = append(p.Rows, r)
+	}
+	// Unhealthy first; the list is already sorted by namespace, name and kind.
+	slices.SortStableFunc(p.Rows, func(a, b row) int {
+		switch {
+		case a.Healthy == b.Healthy:
+			return 0
+		case a.Healthy:
+			return 1
+		default:
+			return -1
+		}
+	})
+	return p
+}
+
+func detailURL(l Lease) string {
+	u := "/leases/" + url.PathEscape(l.Namespace) + "/" + url.PathEscape(l.Name)
+	if l.Kind != informer.KindLease.String() {
+		u += "?kind=" + url.QueryEscape(l.Kind)
+	}
+	return u
+}
+
+type detailPage struct {
+	Detail
+	EvaluatedAt string
+	RenewAge    string
+	Skew        string
+	Tenures     []tenureRow
+	Cadence     string
+	Leaderless  string
+}
+
+type tenureRow struct {
+	Tenure
+	From, To, LastRenew, Held, Gap string
+}
+
+func detailView(d Detail) detailPage {
+	at := d.FirstSeen
+	p := detailPage{Detail: d, RenewAge: seconds(d.RenewAgeSeconds), Skew: seconds(d.HolderClockSkewSeconds)}
+	if d.ObservedRenewTime != nil && d.RenewAgeSeconds != nil {
+		at = d.ObservedRenewTime.Add(time.Duration(*d.RenewAgeSeconds * float64(time.Second)))
+	}
+	p.EvaluatedAt = at.Format(time.RFC3339)
+	if d.History == nil {
+		return p
+	}
+	for i := len(d.History.Tenures) - 1; i >= 0; i-- { // newest first
+		t := d.History.Tenures[i]
+		r := tenureRow{Tenure: t, From: stamp(t.From), LastRenew: stamp(t.LastRenew), Held: seconds(&t.HeldSeconds),
+			Gap: seconds(t.GapBeforeSeconds)}
+		if t.To != nil {
+			r.To = stamp(*t.To)
+		}
+		p.Tenures = append(p.Tenures, r)
+	}
+	if n := len(d.History.RenewalIntervalsSeconds); n > 0 {
+		iv := slices.Clone(d.History.RenewalIntervalsSeconds)
+		slices.Sort(iv)
+		p.Cadence = fmt.Sprintf("last %d: min %s, median %s, max %s", n, seconds(&iv[0]), seconds(&iv[n/2]), seconds(&iv[n-1]))
+	}
+	if d.History.LeaderlessSince != nil {
+		p.Leaderless = stamp(*d.History.LeaderlessSince)
+	}
+	return p
+}
+
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000Z") }
+
+func ago(t, now time.Time) string {
+	return seconds(ptr(now.Sub(t).Seconds())) + " ago"
+}
+
+// seconds formats a duration in seconds the way an on-call engineer reads it; "" for null.
+func seconds(s *float64) string {
+	if s == nil {
+		return ""
+	}
+	d := time.Duration(*s * float64(time.Second))
+	switch abs := max(d, -d); {
+	case abs < time.Minute:
+		return fmt.Sprintf("%.1fs", *s)
+	case abs < time.Hour:
+		return d.Round(time.Second).String()
+	default:
+		return d.Round(time.Minute).String()
+	}
+}
+
+func orInf(f *float64) float64 {
+	if f == nil {
+		return 1e18 // sorts last; a string "+Inf" would not parse in the script
+	}
+	return *f
+}
