@@ -34,6 +34,16 @@ if ((${#pyneed[@]})); then
 fi
 # <<< python electors
 
+# >>> chromium: the status page's browser test (test/integration/browser_test.go) drives
+# Debian's headless Chromium.
+if ! command -v chromium >/dev/null; then
+	echo "deps: installing chromium" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2
+	apt-get install -y -qq --no-install-recommends chromium >&2
+fi
+# <<< chromium
+
 # helm, pinned in hack/tools/go.mod, for the deploy tests.
 "$root/hack/tools/build.sh" >&2
 

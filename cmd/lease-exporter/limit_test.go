@@ -42,9 +42,56 @@ func (v oneLeaseView) Range(fn func(*informer.Lease)) {
 
 // handlerFor is the metrics path as run wires it, limited to maxRequests concurrent scrapes.
 func handlerFor(view informer.View, maxRequests int) http.Handler {
+	return handlersFor(view, maxRequests).metrics
+}
+
+func handlersFor(view informer.View, maxRequests int) handlers {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collector.NewStatus(view, nil))
-	return metricsHandler(&options{maxRequests: maxRequests}, reg, view, slog.New(slog.DiscardHandler))
+	return newHandlers(&options{maxRequests: maxRequests}, reg, view, slog.New(slog.DiscardHandler))
+}
+
+// The status pages count against the same --web.max-requests as scrapes: with the only slot
+// held by a scrape, the JSON API answers 503; once it is free, 200.
+func TestStatusPagesShareScrapeLimit(t *testing.T) {
+	view := newOneLeaseView()
+	h := handlersFor(view, 1)
+	metrics, leases := httptest.NewServer(h.metrics), httptest.NewServer(newServer("/metrics", h, view.HasSynced, false).Handler)
+	defer metrics.Close()
+	defer leases.Close()
+	first := make(chan int)
+	go func() {
+		resp, err := http.Get(metrics.URL)
+		if err != nil {
+			first <- 0
+			return
+		}
+		resp.Body.Close()
+		first <- resp.StatusCode
+	}()
+	<-view.entered
+	for _, path := range []string{"/api/v1/leases", "/leases", "/leases/ns/ctrl"} {
+		resp, err := http.Get(leases.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			t.Errorf("GET %s while a scrape holds the only slot: %d, want 503", path, resp.StatusCode)
+		}
+	}
+	close(view.block)
+	if code := <-first; code != http.StatusOK {
+		t.Fatalf("first scrape: %d", code)
+	}
+	resp, err := http.Get(leases.URL + "/api/v1/leases/ns/ctrl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /api/v1/leases/ns/ctrl with the slot free: %d, want 200", resp.StatusCode)
+	}
 }
 
 func TestConcurrentScrapeLimit(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +36,8 @@ type options struct {
 	extendedMetrics bool
 	// reachTimeout bounds the start-up check that the API server answers at all.
 	reachTimeout time.Duration
+	// historyClasses names the classes that keep an election history (informer.HistoryOptions).
+	historyClasses string
 }
 
 func (o *options) AddFlags(fs *flag.FlagSet) {
@@ -55,6 +58,9 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.informer.TotalShards, "total-shards", 1, "Number of shards Leases are split across (stable hash of namespace/name).")
 	fs.DurationVar(&o.reachTimeout, "kube.reach-timeout", o.reachTimeout, "How long to wait at start for the API server to answer before exiting with code 4.")
 	fs.DurationVar(&o.informer.WatchBatch, "kube.watch-batch-interval", o.informer.WatchBatch, "Read watch events in batches at most this far apart, which cuts CPU per Lease update about fourfold at high churn; metrics lag by up to this much. 0 reads each event as it arrives.")
+	fs.IntVar(&o.informer.History.Tenures, "history.changes", o.informer.History.Tenures, "Holder changes kept per lock for the status pages (/leases): each is a holder's tenure with how it began and ended. 0 keeps no history.")
+	fs.IntVar(&o.informer.History.Renewals, "history.renewals", o.informer.History.Renewals, "Intervals between observed renewals kept per lock for the status pages.")
+	fs.StringVar(&o.historyClasses, "history.classes", o.historyClasses, "Comma-separated classes of locks that keep a history: leader-election, apiserver-identity, node-heartbeat.")
 	fs.BoolVar(&o.showVersion, "version", false, "Print version information and exit.")
 	for old, current := range hiddenAliases {
 		f := fs.Lookup(current)
@@ -83,6 +89,11 @@ func printUsage(fs *flag.FlagSet) {
 func (o *options) Validate() error {
 	o.informer.Namespaces = splitList(o.namespaces)
 	o.informer.ExcludeNamespaces = splitList(o.namespacesExcl)
+	classes, err := parseClasses(o.historyClasses)
+	if err != nil {
+		return err
+	}
+	o.informer.History.Classes = classes
 	if err := o.informer.Validate(); err != nil {
 		return o.flagError(err)
 	}
@@ -125,6 +136,9 @@ func (o *options) flagError(err error) error {
 	case "WatchBatch":
 		return fmt.Errorf("invalid --kube.watch-batch-interval %s: must be between 0 and %s (longer makes every metric lag)",
 			o.informer.WatchBatch, informer.MaxWatchBatch)
+	case "History":
+		return fmt.Errorf("invalid --history.changes=%d --history.renewals=%d: each must be between 0 and %d",
+			o.informer.History.Tenures, o.informer.History.Renewals, informer.MaxHistory)
 	case "Shard":
 		return fmt.Errorf("invalid sharding --shard=%d --total-shards=%d: need 0 <= shard < total-shards", o.informer.Shard, o.informer.TotalShards)
 	default:
@@ -137,7 +151,8 @@ var reservedPaths = map[string]bool{"/": true, "/healthz": true, "/readyz": true
 // parseOptions parses args; an invalid flag is a usageError (exit code 2), reported after
 // the flag package has printed usage.
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
-	o := &options{reachTimeout: 15 * time.Second, informer: informer.Options{WatchBatch: 250 * time.Millisecond}}
+	o := &options{reachTimeout: 15 * time.Second, informer: informer.Options{WatchBatch: 250 * time.Millisecond, History: informer.DefaultHistory}}
+	o.historyClasses = classNames(informer.DefaultHistory.Classes)
 	fs := flag.NewFlagSet("lease-exporter", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o.AddFlags(fs)
@@ -165,4 +180,25 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// parseClasses parses --history.classes.
+func parseClasses(s string) ([]informer.Class, error) {
+	var out []informer.Class
+	for _, name := range splitList(s) {
+		i := slices.IndexFunc(informer.Classes[:], func(c informer.Class) bool { return c.String() == name })
+		if i < 0 {
+			return nil, fmt.Errorf("invalid --history.classes %q: unknown class %q; use %s", s, name, classNames(informer.Classes[:]))
+		}
+		out = append(out, informer.Classes[i])
+	}
+	return out, nil
+}
+
+func classNames(classes []informer.Class) string {
+	names := make([]string, len(classes))
+	for i, c := range classes {
+		names[i] = c.String()
+	}
+	return strings.Join(names, ",")
 }

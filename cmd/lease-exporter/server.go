@@ -19,6 +19,7 @@ import (
 	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/exposition"
 	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/statuspage"
 )
 
 // shutdownTimeout leaves a scrape in flight time to finish while staying inside Kubernetes'
@@ -36,35 +37,50 @@ func newRegistry() *prometheus.Registry {
 	return reg
 }
 
-// metricsHandler is the exposition of view's Leases and of reg, behind the scrape limit.
-func metricsHandler(opts *options, reg *prometheus.Registry, view informer.View, logger *slog.Logger) http.Handler {
-	return limitScrapes(exposition.NewHandler(view, reg, logger, collector.WithExtended(opts.extendedMetrics)), opts.maxRequests)
+// handlers are what the server serves from the cache: the exposition of the view's Leases and
+// of the registry, and the lease status pages with their JSON API. Both range over every
+// Lease, so they share one in-flight limit.
+type handlers struct{ metrics, leases http.Handler }
+
+func newHandlers(opts *options, reg *prometheus.Registry, view informer.View, logger *slog.Logger) handlers {
+	limit := newLimit(opts.maxRequests)
+	return handlers{
+		metrics: limit(exposition.NewHandler(view, reg, logger, collector.WithExtended(opts.extendedMetrics))),
+		leases:  limit(statuspage.New(view, logger.With("component", "statuspage"), nil)),
+	}
 }
 
-// limitScrapes answers 503 to scrapes beyond max at a time (0: no limit): at 100k Leases a
-// scrape holds ~100 MB, so piled-up scrapes would exhaust the memory limit.
-func limitScrapes(h http.Handler, max int) http.Handler {
+// newLimit returns a wrapper that answers 503 to requests beyond max at a time (0: no limit),
+// counted together over every handler it wraps: at 100k Leases a scrape holds ~100 MB, so
+// piled-up scrapes or status pages would exhaust the memory limit.
+func newLimit(max int) func(http.Handler) http.Handler {
 	if max <= 0 {
-		return h
+		return func(h http.Handler) http.Handler { return h }
 	}
 	inFlight := make(chan struct{}, max)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case inFlight <- struct{}{}:
-			defer func() { <-inFlight }()
-			h.ServeHTTP(w, r)
-		default:
-			http.Error(w, fmt.Sprintf("too many concurrent scrapes (limit %d, set by --web.max-requests); try again later", max),
-				http.StatusServiceUnavailable)
-		}
-	})
+	return func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case inFlight <- struct{}{}:
+				defer func() { <-inFlight }()
+				h.ServeHTTP(w, r)
+			default:
+				http.Error(w, fmt.Sprintf("too many concurrent requests (limit %d, set by --web.max-requests); try again later", max),
+					http.StatusServiceUnavailable)
+			}
+		})
+	}
 }
 
-// newServer builds the HTTP server: metrics at metricsPath, probes, landing page and, with
-// enablePprof, the profiling endpoints. ready says whether /readyz answers 200.
-func newServer(metricsPath string, metrics http.Handler, ready func() bool, enablePprof bool) *http.Server {
+// newServer builds the HTTP server: metrics at metricsPath, the lease status pages, probes,
+// landing page and, with enablePprof, the profiling endpoints. ready says whether /readyz
+// answers 200.
+func newServer(metricsPath string, h handlers, ready func() bool, enablePprof bool) *http.Server {
 	mux := http.NewServeMux()
-	mux.Handle(metricsPath, metrics)
+	mux.Handle(metricsPath, h.metrics)
+	for _, pattern := range statuspage.Patterns {
+		mux.Handle(pattern, h.leases)
+	}
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})
@@ -87,6 +103,7 @@ func newServer(metricsPath string, metrics http.Handler, ready func() bool, enab
 		Version:     version.Info(),
 		Links: []web.LandingLinks{
 			{Address: metricsPath, Text: "Metrics"},
+			{Address: "/leases", Text: "Leases: status and election history"},
 			{Address: "/healthz", Text: "Health"},
 			{Address: "/readyz", Text: "Readiness"},
 		},

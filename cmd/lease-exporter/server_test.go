@@ -31,7 +31,7 @@ func testServer(t *testing.T, synced bool, mutate func(*options)) *httptest.Serv
 	reg := newRegistry()
 	view := fakeView{synced: synced}
 	reg.MustRegister(collector.NewStatus(view, nil))
-	srv := httptest.NewServer(newServer(opts.telemetryPath, metricsHandler(opts, reg, view, slog.New(slog.DiscardHandler)),
+	srv := httptest.NewServer(newServer(opts.telemetryPath, newHandlers(opts, reg, view, slog.New(slog.DiscardHandler)),
 		view.HasSynced, opts.enablePprof).Handler)
 	t.Cleanup(srv.Close)
 	return srv
