@@ -92,14 +92,15 @@ type History struct {
 	maxT     uint16 // the rings' bounds: HistoryOptions
 	maxR     uint16
 	// liveAt is the last observation seen live (Unix µs), 0 after one that was not: a
-	// renewal interval is measured only between two live observations.
+	// renewal interval is measured only between two renewals seen live, so none is missed.
 	liveAt int64
 }
 
 // HistorySnapshot is a copy of a History, oldest first.
 type HistorySnapshot struct {
 	Tenures []Tenure
-	// RenewalIntervals are the intervals between the last observed renewals, in ms.
+	// RenewalIntervals are the intervals between the last renewals seen live, in ms, measured
+	// between their renewTimes (the holder's clock).
 	RenewalIntervals []uint32
 }
 

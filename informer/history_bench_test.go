@@ -90,3 +90,35 @@ func heapPerLeaseWithHistory(n int, opts HistoryOptions, full bool) float64 {
 	runtime.KeepAlive(s)
 	return perLease
 }
+
+// BenchmarkStoreUpdateHistory is one renewal of a cached leader-election lock seen live, with
+// and without the default history: what keeping it costs per event.
+func BenchmarkStoreUpdateHistory(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		opts HistoryOptions
+	}{{"none", HistoryOptions{}}, {"default", DefaultHistory}} {
+		b.Run(tc.name, func(b *testing.B) {
+			const n = 1000
+			m := newMetrics(prometheus.NewRegistry())
+			h := newHealth(slog.New(slog.DiscardHandler), m, time.Now)
+			s := newScopes(leaseSource{}, observeWithHistory(tc.opts), clients{}, []string{""}, Options{}, time.Now, m, h)[0].store
+			start := time.Now()
+			leases := make([]*coordinationv1.Lease, n)
+			for i := range n {
+				leases[i] = electionLease(i, identity(i, 0), 0, start, start)
+				_ = s.Add(leases[i])
+			}
+			s.liveFrom.Store(start.UnixMicro())
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				l := leases[i%n]
+				l.ResourceVersion = fmt.Sprint(9000000 + i)
+				r := metav1.NewMicroTime(start.Add(time.Duration(i) * time.Millisecond))
+				l.Spec.RenewTime = &r
+				_ = s.Update(l)
+			}
+		})
+	}
+}

@@ -81,8 +81,11 @@ func (h *History) record(prev, l *Lease, now int64, live bool) {
 			return // not a renewal (e.g. only the duration changed)
 		}
 		cur.LastRenew = at
-		if live && h.liveAt != 0 && h.maxR > 0 {
-			h.renewals = push(h.renewals, &h.nextR, h.maxR, uint32(min((now-h.liveAt)/1000, 1<<32-1)))
+		// The interval is measured between the two renewTimes, both by the holder's clock,
+		// whose skew cancels out; the exporter's own receipt times would merge renewals
+		// read in one watch batch.
+		if live && h.liveAt != 0 && h.maxR > 0 && prev.HasRenewTime && l.RenewTime > prev.RenewTime {
+			h.renewals = push(h.renewals, &h.nextR, h.maxR, uint32(min((l.RenewTime-prev.RenewTime)/1000, 1<<32-1)))
 		}
 		h.liveAt = 0
 		if live {

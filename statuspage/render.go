@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"html/template"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
@@ -193,7 +194,7 @@ func seconds(s *float64) string {
 	d := time.Duration(*s * float64(time.Second))
 	switch abs := max(d, -d); {
 	case abs < time.Minute:
-		return fmt.Sprintf("%.1fs", *s)
+		return fmt.Sprintf("%.1fs", math.Round(*s*10)/10+0) // +0: no "-0.0s"
 	case abs < time.Hour:
 		return d.Round(time.Second).String()
 	default:

@@ -1,0 +1,181 @@
+package integration_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// chromiumPath is Debian's chromium, installed by hack/deps.sh.
+const chromiumPath = "/usr/bin/chromium"
+
+// hostileHolder tries to run a script wherever it is shown unescaped, then carries 10 KB of
+// multi-byte Unicode.
+var hostileHolder = `<script>window.pwned=1;document.title="pwned"</script><img src=x onerror="window.pwned=2">` +
+	strings.Repeat("ünïcødé✓🔒", 10240/len("ünïcødé✓🔒")+1)
+
+// browser starts headless Chromium with a fresh profile and no network of its own; the
+// context ends with the test.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := exec.LookPath(chromiumPath); err != nil {
+		t.Fatalf("%s not found (hack/deps.sh installs Debian's chromium): %v", chromiumPath, err)
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true), chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 800))
+	ctx, cancel := chromedp.NewContext(alloc)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	return ctx
+}
+
+// createLease writes a Lease held by holder, renewed at renew, directly through the API.
+func createLease(t *testing.T, ns, name, holder string, renew time.Time, seconds int32) {
+	t.Helper()
+	r := metav1.NewMicroTime(renew)
+	_, err := env.client.CoordinationV1().Leases(ns).Create(context.Background(), &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, RenewTime: &r, AcquireTime: &r, LeaseDurationSeconds: ptr.To(seconds)},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create Lease %s/%s: %v", ns, name, err)
+	}
+}
+
+// screenshot writes a full-page PNG to the test's temp dir and, when SCREENSHOT_DIR is set
+// (how docs/images/ is refreshed), there too.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	dirs := []string{t.TempDir()}
+	if d := os.Getenv("SCREENSHOT_DIR"); d != "" {
+		dirs = append(dirs, d)
+	}
+	for _, dir := range dirs {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot: %s (%d bytes)", path, len(png))
+	}
+}
+
+func eval[T any](t *testing.T, ctx context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", js, err)
+	}
+	return v
+}
+
+// In headless Chromium, against the real exporter: the list page renders every lock of the
+// namespace with the unhealthy one first, its own script sorts the table (so the CSP lets it
+// run), ticking "unhealthy only" leaves only unhealthy rows, and a hostile holder identity is
+// shown as text without running. Screenshots of the list and of a detail page with a
+// failover in its history are written.
+func TestStatusPageInBrowser(t *testing.T) {
+	ns := newNamespace(t, "browser")
+	a := startCandidate(t, ns, "orders-worker", "orders-worker-7d9f-a", true)
+	waitLeading(t, a)
+	b := startCandidate(t, ns, "orders-worker", "orders-worker-7d9f-b", true)
+	time.Sleep(2 * time.Second)
+	a.Stop() // a graceful handoff to b
+	waitLeading(t, b)
+	startCandidate(t, ns, "billing-ledger", "billing-ledger-5c6b-0", false)
+	createLease(t, ns, "reports-cron", "reports-cron-6f7d-x", time.Now(), 1) // never renewed: expires after 1 s
+	createLease(t, ns, "hostile", hostileHolder, time.Now(), 3600)
+
+	ctx := browser(t)
+	list := env.exp.URL() + "/leases?namespace=" + ns
+	rows := `Array.from(document.querySelectorAll("#leases tbody tr")).map(r => r.className + ":" + r.dataset.name).join(" ")`
+	var got string
+	end := time.Now().Add(deadline)
+	for {
+		if err := chromedp.Do(ctx, chromedp.Navigate(list), chromedp.WaitVisible(chromedp.CSS("#leases"))); err != nil {
+			t.Fatal(err)
+		}
+		got = eval[string](t, ctx, rows)
+		if got == "unhealthy:reports-cron healthy:billing-ledger healthy:hostile healthy:orders-worker" {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("list page rows %q, want reports-cron unhealthy first, then the three held locks", got)
+		}
+		time.Sleep(poll)
+	}
+	checkInert(t, ctx)
+	screenshot(t, ctx, "leases-list.png")
+	if cell := eval[string](t, ctx, `document.querySelector('tr[data-name="hostile"] td.holder').textContent`); cell != hostileHolder {
+		t.Errorf("hostile holder cell shows %d bytes, want the identity's %d as text", len(cell), len(hostileHolder))
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`th[data-col="1"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if dir := eval[string](t, ctx, `document.querySelector('th[data-col="1"]').dataset.dir || ""`); dir != "asc" {
+		t.Fatalf("clicking the Name header did not sort (data-dir %q): the page's script did not run", dir)
+	}
+	if got := eval[string](t, ctx, rows); got != "healthy:billing-ledger healthy:hostile healthy:orders-worker unhealthy:reports-cron" {
+		t.Errorf("sorted by name: %q", got)
+	}
+
+	// Ticking the box submits the form: the page navigates to the filtered list.
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#unhealthy"))); err != nil {
+		t.Fatalf("ticking unhealthy only: %v", err)
+	}
+	end = time.Now().Add(30 * time.Second)
+	for {
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.readyState === "complete" && location.search.includes("unhealthy=1") ? `+rows+` : "loading"`))
+		if err == nil && got == "unhealthy:reports-cron" {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("with unhealthy only ticked, rows %q (err %v), want only unhealthy:reports-cron", got, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if ticked := eval[bool](t, ctx, `document.getElementById("unhealthy").checked && document.querySelector('select[name=namespace]').value === "`+ns+`"`); !ticked {
+		t.Error("the filtered page does not keep the namespace and the ticked box")
+	}
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(env.exp.URL()+"/leases/"+ns+"/hostile"), chromedp.WaitVisible(chromedp.CSS("#holder"))); err != nil {
+		t.Fatal(err)
+	}
+	checkInert(t, ctx)
+	if holder := eval[string](t, ctx, `document.getElementById("holder").textContent`); holder != hostileHolder {
+		t.Errorf("hostile holder on the detail page: %d bytes of text, want %d", len(holder), len(hostileHolder))
+	}
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(env.exp.URL()+"/leases/"+ns+"/orders-worker"), chromedp.WaitVisible(chromedp.CSS("#history"))); err != nil {
+		t.Fatal(err)
+	}
+	if ended := eval[string](t, ctx, `Array.from(document.querySelectorAll("#history td.ended")).map(c => c.textContent).join(",")`); ended != "holding,released" {
+		t.Errorf("detail history endings %q, want holding,released (newest first)", ended)
+	}
+	screenshot(t, ctx, "leases-detail.png")
+}
+
+// checkInert asserts that nothing of the hostile holder ran: no flag set, title untouched,
+// no element but the page's own script and no image.
+func checkInert(t *testing.T, ctx context.Context) {
+	t.Helper()
+	state := eval[string](t, ctx, `String(window.pwned) + "|" + document.title + "|" + document.scripts.length + "|" + document.images.length`)
+	if parts := strings.Split(state, "|"); parts[0] != "undefined" || strings.Contains(parts[1], "pwned") || parts[2] != "1" || parts[3] != "0" {
+		t.Fatalf("hostile holder was not inert: pwned=%s title=%q scripts=%s images=%s", parts[0], parts[1], parts[2], parts[3])
+	}
+}
