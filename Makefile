@@ -34,7 +34,7 @@ test: lint ## Run every test: unit, real control plane (Kubernetes 1.36, 1.35, 1
 	done
 
 unit: ## Run only the fast unit tests (no control plane).
-	$(GO) test -race -short ./informer/... ./collector/... ./cmd/... ./alerts/...
+	$(GO) test -race -short ./informer/... ./collector/... ./statuspage/... ./cmd/... ./alerts/...
 
 lint: ## gofmt, go vet and go mod tidy must be clean.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }

@@ -19,7 +19,8 @@ const (
 	scrapePasswordHash = "$2a$04$XXVYtvVwmqzSkMvS5qnoTOpobW8O5MRa.I3mK08wBRpxq8i3V5xZO"
 )
 
-// TestBasicAuth: with basic_auth_users every path needs credentials, the probes included.
+// TestBasicAuth: with basic_auth_users every path needs credentials, the probes and the
+// lease status pages included.
 func TestBasicAuth(t *testing.T) {
 	ns := newNamespace(t, "sec-basic")
 	createLease(t, ns, "l1", "pod-1", 3600)
@@ -28,7 +29,8 @@ func TestBasicAuth(t *testing.T) {
 	c := &http.Client{Timeout: 10 * time.Second}
 	base := "http://" + e.addr
 	waitAuthReady(t, c, base)
-	for _, path := range []string{"/metrics", "/healthz", "/readyz", "/"} {
+	for _, path := range []string{"/metrics", "/healthz", "/readyz", "/", "/leases", "/leases/" + ns + "/l1",
+		"/api/v1/leases", "/api/v1/leases/" + ns + "/l1"} {
 		if code, hdr, _ := request(t, c, base+path, "", ""); code != http.StatusUnauthorized || !strings.HasPrefix(hdr.Get("WWW-Authenticate"), "Basic") {
 			t.Errorf("%s without credentials: %d (WWW-Authenticate %q), want 401 with a Basic challenge", path, code, hdr.Get("WWW-Authenticate"))
 		}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"io"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lease-exporter/lease-exporter/informer"
+)
+
+// The history flags set informer.HistoryOptions: by default 4 tenures and 8 intervals for
+// leader-election locks; invalid values are usage errors naming the flag.
+func TestHistoryFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		want    informer.HistoryOptions
+		wantErr string
+	}{
+		{nil, informer.HistoryOptions{Tenures: 4, Renewals: 8, Classes: []informer.Class{informer.ClassLeaderElection}}, ""},
+		{[]string{"--history.classes=leader-election,node-heartbeat", "--history.changes=10", "--history.renewals=0"},
+			informer.HistoryOptions{Tenures: 10, Classes: []informer.Class{informer.ClassLeaderElection, informer.ClassNodeHeartbeat}}, ""},
+		{[]string{"--history.changes=0"}, informer.HistoryOptions{Renewals: 8, Classes: []informer.Class{informer.ClassLeaderElection}}, ""},
+		{[]string{"--history.classes="}, informer.HistoryOptions{Tenures: 4, Renewals: 8}, ""},
+		{[]string{"--history.classes=leader-election,bogus"}, informer.HistoryOptions{}, "--history.classes"},
+		{[]string{"--history.changes=-1"}, informer.HistoryOptions{}, "--history.changes"},
+		{[]string{"--history.renewals=1001"}, informer.HistoryOptions{}, "--history.renewals"},
+	} {
+		o, err := parseOptions(tc.args, io.Discard)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || exitCode(err) != exitUsage {
+				t.Errorf("%v: error %v, want a usage error naming %s", tc.args, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+			continue
+		}
+		got := o.informer.History
+		if got.Tenures != tc.want.Tenures || got.Renewals != tc.want.Renewals || !slices.Equal(got.Classes, tc.want.Classes) {
+			t.Errorf("%v: history %+v, want %+v", tc.args, got, tc.want)
+		}
+	}
+}
