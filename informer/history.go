@@ -119,6 +119,17 @@ func (h *History) Snapshot() HistorySnapshot {
 	return HistorySnapshot{Tenures: ordered(h.tenures, h.nextT, h.maxT), RenewalIntervals: ordered(h.renewals, h.nextR, h.maxR)}
 }
 
+// LastChange returns when the holder last changed: the start or end of the newest tenure
+// (Unix µs), 0 for an empty history. The list page asks it of every lock, without a copy.
+func (h *History) LastChange() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if t := newest(h.tenures, h.nextT, h.maxT); t != nil {
+		return max(t.From, t.To)
+	}
+	return 0
+}
+
 // ordered returns a ring's elements oldest first; a ring that is not full yet is in order.
 func ordered[T any](ring []T, next, limit uint16) []T {
 	if len(ring) < int(limit) {

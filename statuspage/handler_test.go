@@ -276,3 +276,31 @@ func TestListPageFilters(t *testing.T) {
 		t.Error("the unhealthy-only box is not checked when the filter is on")
 	}
 }
+
+// The list page shows at most maxRows rows, unhealthy first, and says how many matched.
+func TestListPageIsBounded(t *testing.T) {
+	o := informer.NewObserver(informer.DefaultHistory)
+	now := t0.Add(time.Minute)
+	var leases []*informer.Lease
+	for i := range maxRows + 10 {
+		renew := now // held
+		if i == maxRows+5 {
+			renew = t0 // expired: sorts first although it is near the end by name
+		}
+		leases = append(leases, o.Observe(lease("ns", fmt.Sprintf("l%05d", i), fmt.Sprint(i), 1, "h", renew, renew), renew, true))
+	}
+	h := New(view{leases: leases, synced: true}, slog.New(slog.DiscardHandler), func() time.Time { return now })
+	_, body := get(t, h, "/leases")
+	if n := strings.Count(body, "<tr class="); n != maxRows {
+		t.Errorf("%d rows, want %d", n, maxRows)
+	}
+	if !strings.Contains(body, fmt.Sprintf("Showing the first %d of %d matching", maxRows, maxRows+10)) {
+		t.Error("the page does not say it was cut")
+	}
+	if i := strings.Index(body, `<tr class="unhealthy"`); i < 0 || i > strings.Index(body, `<tr class="healthy"`) {
+		t.Error("the expired lock is not the first row")
+	}
+	if l := getJSON[List](t, h, "/api/v1/leases"); len(l.Leases) != maxRows+10 {
+		t.Errorf("JSON API returned %d locks, want all %d", len(l.Leases), maxRows+10)
+	}
+}

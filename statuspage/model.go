@@ -156,8 +156,8 @@ func summarize(l *informer.Lease, at time.Time) Lease {
 		s.HolderClockSkewSeconds = ptr(float64(ms) / 1e3)
 	}
 	if h := l.History(); h != nil {
-		if t := h.Snapshot().Tenures; len(t) > 0 {
-			s.LastHolderChange = timeOf(max(t[len(t)-1].From, t[len(t)-1].To))
+		if at := h.LastChange(); at != 0 {
+			s.LastHolderChange = timeOf(at)
 		}
 	}
 	if !s.Held {

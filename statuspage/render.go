@@ -76,12 +76,18 @@ type row struct {
 	RenewAgeV, SkewV, LastChangeV   float64
 }
 
+// maxRows bounds the list page: at 100k Leases a full table would be tens of megabytes that
+// no browser shows usefully. Unhealthy rows come first, so they are never the ones cut; the
+// JSON API is not bounded.
+const maxRows = 2000
+
 type listPage struct {
 	List
 	Filter              Filter
 	Namespaces, Classes []string
 	Rows                []row
 	Total, Unhealthy    int
+	Matching            int // rows matching the filter, before maxRows
 	EvaluatedAt         string
 }
 
@@ -124,6 +130,8 @@ func listView(all, shown List, f Filter) listPage {
 			return -1
 		}
 	})
+	p.Matching = len(p.Rows)
+	p.Rows = p.Rows[:min(len(p.Rows), maxRows)]
 	return p
 }
 
