@@ -43,3 +43,15 @@ func TestHistoryFlags(t *testing.T) {
 		}
 	}
 }
+
+// The metrics path cannot take the status pages' routes.
+func TestTelemetryPathAvoidsStatusPages(t *testing.T) {
+	for _, path := range []string{"/leases", "/leases/x", "/api/v1/leases"} {
+		if _, err := parseOptions([]string{"--web.telemetry-path=" + path}, io.Discard); err == nil || !strings.Contains(err.Error(), "--web.telemetry-path") {
+			t.Errorf("--web.telemetry-path=%s: %v, want a usage error", path, err)
+		}
+	}
+	if _, err := parseOptions([]string{"--web.telemetry-path=/leasesx"}, io.Discard); err != nil {
+		t.Errorf("--web.telemetry-path=/leasesx: %v", err)
+	}
+}

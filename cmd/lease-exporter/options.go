@@ -105,8 +105,8 @@ func (o *options) Validate() error {
 	if o.logFormat != "text" && o.logFormat != "json" {
 		return fmt.Errorf("invalid --log.format %q: use text or json", o.logFormat)
 	}
-	if !strings.HasPrefix(o.telemetryPath, "/") || reservedPaths[o.telemetryPath] {
-		return fmt.Errorf("invalid --web.telemetry-path %q: must start with / and not be one of /, /healthz, /readyz", o.telemetryPath)
+	if !strings.HasPrefix(o.telemetryPath, "/") || reservedPaths[o.telemetryPath] || statusPagePath(o.telemetryPath) {
+		return fmt.Errorf("invalid --web.telemetry-path %q: must start with / and not be one of /, /healthz, /readyz, nor under /leases or /api/", o.telemetryPath)
 	}
 	if o.reachTimeout <= 0 {
 		return fmt.Errorf("invalid --kube.reach-timeout %s: must be positive", o.reachTimeout)
@@ -147,6 +147,11 @@ func (o *options) flagError(err error) error {
 }
 
 var reservedPaths = map[string]bool{"/": true, "/healthz": true, "/readyz": true}
+
+// statusPagePath reports whether path would shadow the status pages (statuspage.Patterns).
+func statusPagePath(path string) bool {
+	return path == "/leases" || strings.HasPrefix(path, "/leases/") || strings.HasPrefix(path, "/api/")
+}
 
 // parseOptions parses args; an invalid flag is a usageError (exit code 2), reported after
 // the flag package has printed usage.
