@@ -304,3 +304,32 @@ func TestListPageIsBounded(t *testing.T) {
 		t.Errorf("JSON API returned %d locks, want all %d", len(l.Leases), maxRows+10)
 	}
 }
+
+// frozenView is a view whose watch broke at frozen: the cache is known current only then.
+type frozenView struct {
+	view
+	frozen time.Time
+}
+
+func (v frozenView) FreshAsOf(now time.Time) time.Time {
+	if now.After(v.frozen) {
+		return v.frozen
+	}
+	return now
+}
+
+// While the watch is down, locks are judged as of the moment it broke, as /metrics does: a
+// lock renewed just before is still held a minute later, and the page says it is stale.
+func TestStaleViewIsJudgedWhenTheWatchBroke(t *testing.T) {
+	o := informer.NewObserver(informer.DefaultHistory)
+	l := o.Observe(lease("ns", "l", "u", 1, "h", t0, t0), t0, true)
+	h := New(frozenView{view{leases: []*informer.Lease{l}, synced: true}, t0.Add(time.Second)}, slog.New(slog.DiscardHandler),
+		func() time.Time { return t0.Add(time.Minute) })
+	got := getJSON[List](t, h, "/api/v1/leases")
+	if !got.Stale || !got.EvaluatedAt.Equal(t0.Add(time.Second)) || !got.Leases[0].Held || *got.Leases[0].RenewAgeSeconds != 1 {
+		t.Errorf("stale view: %+v, want stale, judged at 1 s: held, renew age 1 s", got)
+	}
+	if _, body := get(t, h, "/leases"); !strings.Contains(body, "watch on the API server is down") {
+		t.Error("the list page does not say the view is stale")
+	}
+}
