@@ -333,3 +333,43 @@ func TestStaleViewIsJudgedWhenTheWatchBroke(t *testing.T) {
 		t.Error("the list page does not say the view is stale")
 	}
 }
+
+// TestSkewedHolderIsUnhealthyAtTheAlertThreshold checks that the page calls a held lock
+// unhealthy for its holder's clock exactly where LeaseHolderClockSkew does: beyond a quarter
+// of the lease duration, clamped to 2–30 s, so watch latency on a short lease is not a fault.
+func TestSkewedHolderIsUnhealthyAtTheAlertThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		duration  int32
+		skew      time.Duration
+		unhealthy bool
+	}{
+		{duration: 1, skew: -1500 * time.Millisecond, unhealthy: false}, // under the 2 s floor
+		{duration: 1, skew: -2500 * time.Millisecond, unhealthy: true},
+		{duration: 15, skew: 3500 * time.Millisecond, unhealthy: false}, // a quarter of 15 s is 3.75 s
+		{duration: 15, skew: 4 * time.Second, unhealthy: true},
+		{duration: 15, skew: -120 * time.Second, unhealthy: true},
+		{duration: 3600, skew: 29 * time.Second, unhealthy: false}, // capped at 30 s
+		{duration: 3600, skew: 31 * time.Second, unhealthy: true},
+	} {
+		o := informer.NewObserver(informer.DefaultHistory)
+		// Listed first, then renewed live: the live renewal measures the skew.
+		l := lease("ns", "lock", "u-lock", 1, "pod-a", t0, t0)
+		l.Spec.LeaseDurationSeconds = &tc.duration
+		o.Observe(l, t0, false)
+		seen := t0.Add(time.Second)
+		l = lease("ns", "lock", "u-lock", 2, "pod-a", seen.Add(tc.skew), t0)
+		l.Spec.LeaseDurationSeconds = &tc.duration
+		rec := o.Observe(l, seen, true)
+		h := New(view{leases: []*informer.Lease{rec}, synced: true}, slog.New(slog.DiscardHandler), func() time.Time { return seen })
+		got := getJSON[List](t, h, "/api/v1/leases").Leases[0]
+		if !got.Held {
+			t.Fatalf("duration %ds, skew %s: not held right after a live renewal: %+v", tc.duration, tc.skew, got)
+		}
+		if got.HolderClockSkewSeconds == nil || *got.HolderClockSkewSeconds != tc.skew.Seconds() {
+			t.Fatalf("duration %ds: skew %v, want %v", tc.duration, got.HolderClockSkewSeconds, tc.skew.Seconds())
+		}
+		if !got.Healthy != tc.unhealthy {
+			t.Errorf("duration %ds, skew %s: healthy=%v problems=%v, want unhealthy=%v", tc.duration, tc.skew, got.Healthy, got.Problems, tc.unhealthy)
+		}
+	}
+}

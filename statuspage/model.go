@@ -29,9 +29,8 @@ type Lease struct {
 	Class     string `json:"class"`
 	Holder    string `json:"holder"`
 	Held      bool   `json:"held"`
-	// Healthy is false when the lock is not held or its holder's clock skew exceeds a
-	// quarter of the lease duration (the LeaseNoLeader and LeaseHolderClockSkew conditions);
-	// Problems says which.
+	// Healthy is false when the lock is not held, or is held by a holder whose clock skew
+	// exceeds what LeaseHolderClockSkew tolerates (skewTolerance); Problems says which.
 	Healthy  bool     `json:"healthy"`
 	Problems []string `json:"problems"`
 	// RenewAgeSeconds is EvaluatedAt minus ObservedRenewTime.
@@ -163,11 +162,18 @@ func summarize(l *informer.Lease, at time.Time) Lease {
 	if !s.Held {
 		s.Problems = append(s.Problems, "not held")
 	}
-	if s.HolderClockSkewSeconds != nil && l.HasDuration && abs(*s.HolderClockSkewSeconds) > 0.25*float64(l.DurationSeconds) {
-		s.Problems = append(s.Problems, "holder clock skew over a quarter of the lease duration")
+	if s.Held && s.HolderClockSkewSeconds != nil && l.HasDuration && abs(*s.HolderClockSkewSeconds) > skewTolerance(l.DurationSeconds) {
+		s.Problems = append(s.Problems, "holder clock skew over what the lease tolerates")
 	}
 	s.Healthy = len(s.Problems) == 0
 	return s
+}
+
+// skewTolerance is LeaseHolderClockSkew's threshold: a quarter of the lease duration, at least
+// 2 s (watch latency on a loaded API server) and at most 30 s (alerts/lease-exporter.rules.yml
+// says why), so the page and the alert call the same holders skewed.
+func skewTolerance(durationSeconds int32) float64 {
+	return min(max(0.25*float64(durationSeconds), 2), 30)
 }
 
 func detail(l *informer.Lease, at time.Time) Detail {
