@@ -80,7 +80,7 @@ func run(ctx context.Context, logger *slog.Logger) error {
 		return fmt.Errorf("%w\n%s", err, exp.Logs())
 	}
 
-	urls := []string{"metrics:      " + exp.URL() + "/metrics"}
+	urls := []string{"metrics:      " + exp.URL() + "/metrics", "leases:       " + exp.URL() + "/leases"}
 	stack, err := startPromStack(ctx, dir, exp.Addr())
 	if err != nil {
 		logger.Warn("Prometheus/Alertmanager not started", "err", err)

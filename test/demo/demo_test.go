@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -45,6 +46,9 @@ func TestMakeDemo(t *testing.T) {
 	metricsURL, promURL := urls["metrics"], strings.TrimSuffix(urls["prometheus"], "/alerts")
 	waitFor(t, 2*time.Minute, "every demo election and node heartbeat on /metrics", func() error {
 		return wantDemoLeases(metricsURL)
+	})
+	waitFor(t, time.Minute, "the status page lists the demo's elections", func() error {
+		return wantStatusPage(urls["leases"])
 	})
 	waitFor(t, 2*time.Minute, "Prometheus lists the shipped alerting rules", func() error {
 		return wantRules(promURL)
@@ -136,7 +140,7 @@ func userEnv(tmp string) []string {
 	return append(env, "TMPDIR="+tmp)
 }
 
-var urlLine = regexp.MustCompile(`(?m)^\s+(metrics|prometheus|alertmanager|kubeconfig):\s+(\S+)\s*$`)
+var urlLine = regexp.MustCompile(`(?m)^\s+(metrics|leases|prometheus|alertmanager|kubeconfig):\s+(\S+)\s*$`)
 
 // waitForURLs waits for the banner the README shows and returns its entries by name.
 func (d *demo) waitForURLs(t *testing.T) map[string]string {
@@ -154,7 +158,7 @@ func (d *demo) waitForURLs(t *testing.T) map[string]string {
 	for _, m := range urlLine.FindAllStringSubmatch(d.out.String(), -1) {
 		urls[m[1]] = m[2]
 	}
-	for _, name := range []string{"metrics", "prometheus", "alertmanager", "kubeconfig"} {
+	for _, name := range []string{"metrics", "leases", "prometheus", "alertmanager", "kubeconfig"} {
 		if urls[name] == "" {
 			t.Fatalf("the banner has no %s line", name)
 		}
@@ -309,6 +313,48 @@ func wantDemoLeases(metricsURL string) error {
 			return fmt.Errorf("%s/%s has no holder", key[0], key[1])
 		case class == "node-heartbeat" && info != nil:
 			return fmt.Errorf("%s/%s: lease_info for a node-heartbeat Lease; the lean default leaves it to --metrics.extended", key[0], key[1])
+		}
+	}
+	return nil
+}
+
+// wantStatusPage checks that the banner's status page serves HTML naming every demo election,
+// and that its JSON twin names a holder for each.
+func wantStatusPage(leasesURL string) error {
+	resp, err := httpClient.Get(leasesURL)
+	if err != nil {
+		return err
+	}
+	page, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s %v", leasesURL, resp.Status, err)
+	}
+	apiURL := strings.TrimSuffix(leasesURL, "/leases") + "/api/v1/leases?class=leader-election"
+	resp, err = httpClient.Get(apiURL)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Leases []struct{ Namespace, Name, Holder string } `json:"leases"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return fmt.Errorf("%s: %w", apiURL, err)
+	}
+	for key, class := range demoLeases {
+		if class != "leader-election" {
+			continue
+		}
+		if !bytes.Contains(page, []byte(">"+key[1]+"<")) {
+			return fmt.Errorf("%s does not show %s/%s", leasesURL, key[0], key[1])
+		}
+		found := false
+		for _, l := range list.Leases {
+			found = found || (l.Namespace == key[0] && l.Name == key[1] && l.Holder != "")
+		}
+		if !found {
+			return fmt.Errorf("%s names no holder for %s/%s", apiURL, key[0], key[1])
 		}
 	}
 	return nil
