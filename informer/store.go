@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -79,6 +80,7 @@ func (s *store[R]) Update(obj any) error {
 func (s *store[R]) upsert(obj any, now time.Time) {
 	r, ok := s.record(obj)
 	if !ok {
+		s.forget(obj)
 		return
 	}
 	key := r.storeKey()
@@ -87,6 +89,21 @@ func (s *store[R]) upsert(obj any, now time.Time) {
 	if rec := s.observe(prev, r, at, s.live(at)); rec != prev {
 		s.mu.Lock()
 		s.records[key] = rec
+		s.mu.Unlock()
+	}
+}
+
+// forget drops the record of an object that is no longer of interest: a ConfigMap whose
+// leader annotation was removed is no longer a lock, but its events keep coming.
+func (s *store[R]) forget(obj any) {
+	m, ok := obj.(metav1.Object)
+	if !ok || len(s.records) == 0 {
+		return
+	}
+	key := m.GetNamespace() + "/" + m.GetName()
+	if _, cached := s.records[key]; cached { // the only writer may read without the lock
+		s.mu.Lock()
+		delete(s.records, key)
 		s.mu.Unlock()
 	}
 }
