@@ -40,6 +40,8 @@ current-context: ctx
 		{"invalid selector", []string{"--lease-selector", "a in (b"}, exitUsage, "invalid --lease-selector"},
 		{"invalid namespace", []string{"--namespaces", "Bad_NS"}, exitUsage, `invalid namespace "Bad_NS"`},
 		{"namespaces and exclusions", []string{"--namespaces", "a", "--namespaces-exclude", "b"}, exitUsage, "--namespaces and --namespaces-exclude cannot be combined"},
+		{"unknown lock kind", []string{"--locks", "leases,configmap"}, exitUsage, `invalid --locks "leases,configmap": unknown lock kind "configmap": use leases, configmaps or endpoints`},
+		{"no lock kind", []string{"--locks", ","}, exitUsage, `invalid --locks ",": name at least one of leases, configmaps or endpoints`},
 		{"bad log level", []string{"--log.level", "loud"}, exitUsage, "invalid --log.level"},
 		{"negative watch batch", []string{"--kube.watch-batch-interval=-1s"}, exitUsage, "invalid --kube.watch-batch-interval -1s: must be between 0 and 5s"},
 		{"long watch batch", []string{"--kube.watch-batch-interval=1m"}, exitUsage, "invalid --kube.watch-batch-interval 1m0s"},

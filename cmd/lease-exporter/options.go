@@ -29,6 +29,7 @@ type options struct {
 	client         informer.ClientOptions
 	informer       informer.Options
 	namespaces     string
+	locks          string
 	namespacesExcl string
 	showVersion    bool
 	// extendedMetrics adds the derivable families to the lean default (collector.WithExtended).
@@ -47,6 +48,7 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.logFormat, "log.format", "text", "Log format: text (coloured on a terminal) or json.")
 	fs.StringVar(&o.client.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig file. Default: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.")
 	fs.StringVar(&o.client.Context, "kube.context", "", "Kubeconfig context to use instead of the current context.")
+	fs.StringVar(&o.locks, "locks", "leases", "Comma-separated kinds of lock objects to watch: leases, configmaps, endpoints (the leader annotation of ConfigMap and Endpoints locks, watched metadata-only).")
 	fs.StringVar(&o.namespaces, "namespaces", "", "Comma-separated namespaces to watch. Default: all namespaces.")
 	fs.StringVar(&o.namespacesExcl, "namespaces-exclude", "", "Comma-separated namespaces not to watch.")
 	fs.StringVar(&o.informer.LeaseSelector, "lease-selector", "", "Label selector: only Leases matching it are exported (e.g. 'app!=test').")
@@ -83,6 +85,11 @@ func printUsage(fs *flag.FlagSet) {
 func (o *options) Validate() error {
 	o.informer.Namespaces = splitList(o.namespaces)
 	o.informer.ExcludeNamespaces = splitList(o.namespacesExcl)
+	locks, err := parseLocks(o.locks)
+	if err != nil {
+		return err
+	}
+	o.informer.Locks = locks
 	if err := o.informer.Validate(); err != nil {
 		return o.flagError(err)
 	}
@@ -155,6 +162,22 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		return nil, usageError{err}
 	}
 	return o, nil
+}
+
+// parseLocks reads --locks: resource names of lock kinds, at least one.
+func parseLocks(s string) ([]informer.Kind, error) {
+	var kinds []informer.Kind
+	for _, name := range splitList(s) {
+		k, ok := informer.KindOfResource(name)
+		if !ok {
+			return nil, fmt.Errorf("invalid --locks %q: unknown lock kind %q: use leases, configmaps or endpoints, comma-separated", s, name)
+		}
+		kinds = append(kinds, k)
+	}
+	if len(kinds) == 0 {
+		return nil, fmt.Errorf("invalid --locks %q: name at least one of leases, configmaps or endpoints", s)
+	}
+	return kinds, nil
 }
 
 func splitList(s string) []string {
