@@ -29,7 +29,7 @@ type options struct {
 	client         informer.ClientOptions
 	informer       informer.Options
 	namespaces     string
-	locks          string
+	locks          lockList
 	namespacesExcl string
 	showVersion    bool
 	// extendedMetrics adds the derivable families to the lean default (collector.WithExtended).
@@ -48,7 +48,7 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.logFormat, "log.format", "text", "Log format: text (coloured on a terminal) or json.")
 	fs.StringVar(&o.client.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig file. Default: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.")
 	fs.StringVar(&o.client.Context, "kube.context", "", "Kubeconfig context to use instead of the current context.")
-	fs.StringVar(&o.locks, "locks", "leases", "Comma-separated kinds of lock objects to watch: leases, configmaps, endpoints (the leader annotation of ConfigMap and Endpoints locks, watched metadata-only).")
+	fs.Var(&o.locks, "locks", "Comma-separated kinds of lock objects to watch: leases, configmaps, endpoints (the leader annotation of ConfigMap and Endpoints locks, watched metadata-only). May be repeated; the values add up.")
 	fs.StringVar(&o.namespaces, "namespaces", "", "Comma-separated namespaces to watch. Default: all namespaces.")
 	fs.StringVar(&o.namespacesExcl, "namespaces-exclude", "", "Comma-separated namespaces not to watch.")
 	fs.StringVar(&o.informer.LeaseSelector, "lease-selector", "", "Label selector: only Leases matching it are exported (e.g. 'app!=test').")
@@ -85,7 +85,7 @@ func printUsage(fs *flag.FlagSet) {
 func (o *options) Validate() error {
 	o.informer.Namespaces = splitList(o.namespaces)
 	o.informer.ExcludeNamespaces = splitList(o.namespacesExcl)
-	locks, err := parseLocks(o.locks)
+	locks, err := parseLocks(o.locks.String())
 	if err != nil {
 		return err
 	}
@@ -162,6 +162,24 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		return nil, usageError{err}
 	}
 	return o, nil
+}
+
+// lockList is the value of --locks: "leases" until set; each use of the flag adds its
+// values, so deploy components can each enable one kind.
+type lockList struct {
+	values []string
+}
+
+func (l *lockList) String() string {
+	if l == nil || l.values == nil {
+		return "leases"
+	}
+	return strings.Join(l.values, ",")
+}
+
+func (l *lockList) Set(s string) error {
+	l.values = append(l.values, s)
+	return nil
 }
 
 // parseLocks reads --locks: resource names of lock kinds, at least one.
