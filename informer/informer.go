@@ -71,10 +71,11 @@ func New(cfg *rest.Config, opts Options, logger *slog.Logger, reg prometheus.Reg
 	if c.watch, err = kubernetes.NewForConfig(watchCfg); err != nil {
 		return nil, fmt.Errorf("build watch client: %w", err)
 	}
-	if c.metaList, err = metadata.NewForConfig(cfg); err != nil {
+	warnings := &onceWarnings{logger: l.logger}
+	if c.metaList, err = metadata.NewForConfig(withWarnings(cfg, warnings)); err != nil {
 		return nil, fmt.Errorf("build metadata client: %w", err)
 	}
-	if c.metaWatch, err = metadata.NewForConfig(watchCfg); err != nil {
+	if c.metaWatch, err = metadata.NewForConfig(withWarnings(watchCfg, warnings)); err != nil {
 		return nil, fmt.Errorf("build metadata watch client: %w", err)
 	}
 	l.host = cfg.Host
