@@ -89,8 +89,18 @@ func TestAgainstAPIServer(t *testing.T) {
 	createNamespace(ctx, t, client, "observability", nil) // for the "other-namespace" example
 	crds := filepath.Join(repoRoot(t), "test", "deploy", "testdata", "crds")
 	e.kubectl(t, "apply", "--server-side", "-f", crds)
-	e.kubectl(t, "wait", "--for=condition=Established", "--timeout=60s",
-		"crd/servicemonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com")
+	// A CRD read before the API server has set any condition makes kubectl wait fail at once
+	// ("conditions accessor error: <nil>") instead of waiting: retry until it can wait.
+	for end := time.Now().Add(60 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		stdout, stderr, err := e.kubectlErr(t, "wait", "--for=condition=Established", "--timeout=60s",
+			"crd/servicemonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com")
+		if err == nil {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("kubectl wait for the CRDs: %v\n%s\n%s", err, stdout, stderr)
+		}
+	}
 
 	// Leases for the exporter to find: one in a namespace the namespaced variant watches,
 	// one in a namespace it does not.
