@@ -234,3 +234,25 @@ func rawLeaseIn(ns, name string) *coordinationv1.Lease {
 	l.Namespace, l.Name, l.ResourceVersion = ns, name, ""
 	return l
 }
+
+// TestStreamingListStripsNonLocks: during a streaming list the reflector holds every initial
+// event until the end; an object that is no lock is held as its key only, and dropped then.
+func TestStreamingListStripsNonLocks(t *testing.T) {
+	s := newScopes(configMapSource, observe, clients{}, []string{""}, Options{}, time.Now,
+		newMetrics(prometheus.NewRegistry()), newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), time.Now))[0]
+	plain := lockMeta("a", "plain", "u1", "7", "-")
+	plain.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
+	got, err := s.Transformer()(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := got.(*metav1.PartialObjectMetadata)
+	if !ok || m.Namespace != "a" || m.Name != "plain" || m.ResourceVersion != "7" || m.Labels != nil || m.Annotations != nil || m.ManagedFields != nil {
+		t.Fatalf("Transformer kept %#v, want the key and resource version only", got)
+	}
+	lock, _ := s.Transformer()(lockMeta("a", "lock", "u2", "8", pythonRecord))
+	_ = s.Replace([]any{got, lock}, "8")
+	if recs := s.list(nil); len(recs) != 1 || recs[0].Name() != "lock" {
+		t.Fatalf("cached %d records after the streaming list, want only a/lock", len(recs))
+	}
+}

@@ -167,6 +167,12 @@ func (s *store[R]) Transformer() cache.TransformFunc {
 		if r, ok := s.decode(obj); ok {
 			return r, nil
 		}
+		// Not of interest (a ConfigMap without the leader annotation): hold only its key
+		// until Replace drops it, not its labels, annotations and managed fields.
+		if m, ok := obj.(metav1.Object); ok {
+			return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+				Namespace: m.GetNamespace(), Name: m.GetName(), ResourceVersion: m.GetResourceVersion()}}, nil
+		}
 		return obj, nil
 	}
 }
