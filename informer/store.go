@@ -143,12 +143,18 @@ func (s *store[R]) Bookmark(string) error {
 // carrying observed state over from the cached records.
 func (s *store[R]) Replace(items []any, _ string) error {
 	now := s.now().UnixMicro()
-	next := make(map[string]R, len(items))
+	// Sized by what is kept, not by the items: of 10k ConfigMaps, 100 may be locks, and a map
+	// sized for all of them would keep that size for good.
+	kept := make([]R, 0, len(items))
 	for _, obj := range items {
 		if r, ok := s.record(obj); ok {
-			key := r.storeKey()
-			next[key] = s.observe(s.records[key], r, now, false) // a list shows what changed, not when
+			kept = append(kept, r)
 		}
+	}
+	next := make(map[string]R, len(kept))
+	for _, r := range kept {
+		key := r.storeKey()
+		next[key] = s.observe(s.records[key], r, now, false) // a list shows what changed, not when
 	}
 	s.mu.Lock()
 	s.records = next

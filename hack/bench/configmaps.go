@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,7 +44,7 @@ const (
 type cmConfig struct {
 	n, bytes, locks, runs, workers int
 	churnFor                       time.Duration
-	bin, kubeconfig                string
+	bin, kubeconfig, profileDir    string
 	logger                         *slog.Logger
 }
 
@@ -134,6 +135,12 @@ func measureLocks(ctx context.Context, c cmConfig, flag string, renew func(conte
 		return r, err
 	}
 	r.rss, _ = p.memory()
+	if c.profileDir != "" {
+		name := strings.NewReplacer("--locks=", "", ",", "-").Replace(flag)
+		if err := p.saveProfile("heap?gc=1", filepath.Join(c.profileDir, "heap-"+name+".pb.gz")); err != nil {
+			return r, err
+		}
+	}
 
 	read0, cpu0, start := readBytes(p.pid), p.cpuSeconds(), time.Now()
 	var renewals atomic.Int64

@@ -143,7 +143,7 @@ func run(ctx context.Context, logger *slog.Logger) error {
 
 	if *cmCount > 0 {
 		return runConfigMaps(ctx, cl, cmConfig{n: *cmCount, bytes: *cmBytes, locks: min(*cmLocks, *cmCount), runs: *runs,
-			workers: min(*workers, 32), churnFor: *churnFor, bin: bin, kubeconfig: cl.cp.KubeconfigPath(), logger: logger})
+			workers: min(*workers, 32), churnFor: *churnFor, bin: bin, kubeconfig: cl.cp.KubeconfigPath(), profileDir: *profileDir, logger: logger})
 	}
 	if *promFor > 0 {
 		pc.bin, pc.kubeconfig = bin, cl.cp.KubeconfigPath()
