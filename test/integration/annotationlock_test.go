@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -291,5 +292,63 @@ func malformedRecords(t *testing.T, exp *exporterproc.Exporter) {
 		if strings.HasPrefix(key, "Lease/") {
 			t.Fatalf("parse error series %s: Leases have no annotation record", key)
 		}
+	}
+}
+
+// TestAnnotationLockFilters: namespace exclusion, the label selector and sharding apply to
+// ConfigMap locks exactly as to Leases.
+func TestAnnotationLockFilters(t *testing.T) {
+	kept, excluded, sharded := newNamespace(t, "cm-kept"), newNamespace(t, "cm-excluded"), newNamespace(t, "cm-sharded")
+	create := func(ns, name string, labels map[string]string) {
+		t.Helper()
+		now := time.Now().UTC().Format(time.RFC3339Nano)
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels, Annotations: map[string]string{
+			informer.LeaderAnnotation: `{"holderIdentity":"h","leaseDurationSeconds":15,"renewTime":"` + now + `"}`}}}
+		if _, err := env.client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	selected := map[string]string{"app": "x"}
+	create(kept, "selected", selected)
+	create(kept, "unselected", nil)
+	create(excluded, "selected", selected)
+	const n = 12
+	for i := range n {
+		create(sharded, fmt.Sprintf("lock-%d", i), nil)
+	}
+	exported := func(exp *exporterproc.Exporter, ns string) []string {
+		t.Helper()
+		s, err := exp.Scrape()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, x := range s.Series("lease_info", map[string]string{"namespace": ns, "kind": "ConfigMap"}) {
+			names = append(names, x.Labels["lease"])
+		}
+		slices.Sort(names)
+		return names
+	}
+
+	filtered := startTestExporter(t, "--locks=configmaps", "--namespaces-exclude="+excluded, "--lease-selector=app=x")
+	if got := exported(filtered, kept); !slices.Equal(got, []string{"selected"}) {
+		t.Errorf("namespace %s: exported %v, want only the selected lock", kept, got)
+	}
+	if got := exported(filtered, excluded); len(got) != 0 {
+		t.Errorf("excluded namespace %s: exported %v", excluded, got)
+	}
+
+	var union []string
+	for shard := range 2 {
+		exp := startTestExporter(t, "--locks=configmaps", "--namespaces="+sharded, "--total-shards=2", fmt.Sprintf("--shard=%d", shard))
+		for _, name := range exported(exp, sharded) {
+			if informer.ShardOf(sharded, name, 2) != shard {
+				t.Errorf("shard %d exported %s of shard %d", shard, name, informer.ShardOf(sharded, name, 2))
+			}
+			union = append(union, name)
+		}
+	}
+	if len(union) != n {
+		t.Errorf("the two shards exported %d ConfigMap locks together, want each of the %d once: %v", len(union), n, union)
 	}
 }
