@@ -30,7 +30,9 @@ func TestDocsMatchExporter(t *testing.T) {
 	emitted := append(descNames(New(nil, nil)), descNames(NewStatus(nil, nil))...)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(versioncollector.NewCollector("lease_exporter"))
-	if _, err := informer.NewForClient(nil, informer.Options{}, nil, reg); err != nil {
+	// Every lock kind: the parse error series exist only when an annotation lock kind is watched.
+	opts := informer.Options{Locks: informer.Kinds[:]}
+	if _, err := informer.NewForClients(nil, nil, opts, nil, reg); err != nil {
 		t.Fatal(err)
 	}
 	emitted = append(emitted, gatheredNames(t, reg)...)

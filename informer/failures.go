@@ -27,12 +27,12 @@ func (h *health) failed(resource string, err error) {
 		h.failing, h.failingSince, h.logged = true, h.now(), map[string]bool{}
 	}
 	h.logged[reason] = true
-	args := []any{"reason", reason, "err", err}
+	args := []any{"resource", resource, "reason", reason, "err", err}
 	if reason == "forbidden" {
 		args = append(args, "hint", "the exporter's identity needs the list and watch verbs on "+resource+"; "+
 			"apply the ClusterRole and binding in deploy/ (or a Role per namespace with --namespaces); retrying")
 	}
-	h.logger.Error("cannot list or watch Leases; metrics freeze at the last known state until this clears", args...)
+	h.logger.Error("cannot list or watch lock objects; metrics freeze at the last known state until this clears", args...)
 }
 
 // recovered logs the end of a run of failures once. Callers hold h.mu.

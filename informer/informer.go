@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 )
 
@@ -36,6 +37,7 @@ type View interface {
 type Leases struct {
 	clients clients
 	host    string
+	logger  *slog.Logger
 	scopes  []runner         // every scope of every source
 	locks   []*store[*Lease] // the stores of the lock sources' scopes, which Range reads
 	health  *health
@@ -52,46 +54,77 @@ type runner interface {
 }
 
 // New builds the informer from the API server's client configuration: lists use cfg as it
-// is, watches a copy whose reads are batched by opts.WatchBatch (see WatchConfig). Nothing
-// talks to the API server until CheckReachable or Start.
+// is, watches a copy whose reads are batched by opts.WatchBatch (see WatchConfig); the same
+// two configurations give the metadata-only clients of annotation locks. Nothing talks to
+// the API server until CheckReachable or Start.
 func New(cfg *rest.Config, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Leases, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	l := newLeases(opts, logger, reg)
-	list, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
+	watchCfg := WatchConfig(cfg, opts.WatchBatch, l.health.inInitialStream)
+	var c clients
+	var err error
+	if c.list, err = kubernetes.NewForConfig(cfg); err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
 	}
-	watch, err := kubernetes.NewForConfig(WatchConfig(cfg, opts.WatchBatch, l.health.inInitialStream))
-	if err != nil {
+	if c.watch, err = kubernetes.NewForConfig(watchCfg); err != nil {
 		return nil, fmt.Errorf("build watch client: %w", err)
 	}
+	warnings := &onceWarnings{logger: l.logger}
+	if c.metaList, err = metadata.NewForConfig(withWarnings(cfg, warnings)); err != nil {
+		return nil, fmt.Errorf("build metadata client: %w", err)
+	}
+	if c.metaWatch, err = metadata.NewForConfig(withWarnings(watchCfg, warnings)); err != nil {
+		return nil, fmt.Errorf("build metadata watch client: %w", err)
+	}
 	l.host = cfg.Host
-	l.addSources(clients{list: list, watch: watch}, opts)
+	l.addSources(c, opts)
 	return l, nil
 }
 
 // NewForClient builds the informer over one client that lists and watches, each event read
-// as it arrives (opts.WatchBatch does not apply): for tests with a fake clientset.
+// as it arrives (opts.WatchBatch does not apply): for tests with a fake clientset. Without a
+// metadata client it watches Leases only; NewForClients takes one for annotation locks.
 func NewForClient(client kubernetes.Interface, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Leases, error) {
+	return NewForClients(client, nil, opts, logger, reg)
+}
+
+// NewForClients is NewForClient with a metadata client for the annotation locks in opts.Locks
+// (ConfigMaps, Endpoints): for tests with fake clients.
+func NewForClients(client kubernetes.Interface, meta metadata.Interface, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Leases, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
 	l := newLeases(opts, logger, reg)
-	l.addSources(clients{list: client, watch: client}, opts)
+	l.addSources(clients{list: client, watch: client, metaList: meta, metaWatch: meta}, opts)
 	return l, nil
 }
 
 func newLeases(opts Options, logger *slog.Logger, reg prometheus.Registerer) *Leases {
-	return &Leases{health: newHealth(logger, newMetrics(reg), opts.now())}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Leases{logger: logger, health: newHealth(logger, newMetrics(reg), opts.now())}
 }
 
-// addSources builds the scopes of every source. A new lock kind is one more addLocks line;
-// a kind with its own record type gets its own stores the same way.
+// addSources builds the scopes of every source: one per lock kind in opts.Locks. A kind with
+// its own record type gets its own stores the same way.
 func (l *Leases) addSources(c clients, opts Options) {
 	l.clients = c
-	l.addLocks(leaseSource{}, opts)
+	for _, k := range opts.locks() {
+		switch k {
+		case KindLease:
+			l.addLocks(leaseSource{}, opts)
+		case KindConfigMap:
+			l.addLocks(configMapSource, opts)
+		case KindEndpoints:
+			l.addLocks(endpointsSource, opts)
+		}
+		if k != KindLease {
+			l.health.metrics.countParseErrors(k)
+		}
+	}
 }
 
 // addLocks adds the scopes of a lock source, whose records are Leases.
@@ -100,10 +133,38 @@ func (l *Leases) addLocks(src source[*Lease], opts Options) {
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	for _, s := range newScopes(src, observeWithHistory(opts.History), l.clients, namespaces, opts, opts.now(), l.health.metrics, l.health) {
+	observe := observeWithHistory(opts.History)
+	observeLock := func(prev, next *Lease, now int64, live bool) *Lease {
+		return l.reportProblems(prev, observe(prev, next, now, live))
+	}
+	for _, s := range newScopes(src, observeLock, l.clients, namespaces, opts, opts.now(), l.health.metrics, l.health) {
 		l.scopes = append(l.scopes, s)
 		l.locks = append(l.locks, s.store)
 	}
+}
+
+// reportProblems runs after observe (and the history) for every lock kind: rec, the record
+// about to be cached, is reported if it is a new version of a lock whose leader record could
+// not be read in full: each unreadable field is counted, and the object is logged once, when
+// it is first seen so (not on every renewal of the same broken record). Reflectors of several
+// scopes call it concurrently.
+func (l *Leases) reportProblems(prev, rec *Lease) *Lease {
+	if rec == prev {
+		return rec // the same version: already reported
+	}
+	problems := rec.RecordProblems()
+	if len(problems) == 0 {
+		return rec
+	}
+	for _, p := range problems {
+		l.health.metrics.parseErrors.WithLabelValues(rec.Kind().String(), string(p.Reason)).Inc()
+	}
+	if prev == nil || prev.UID != rec.UID || prev.RecordProblems() == nil {
+		l.logger.Warn("lock's leader record only partly readable; exporting what could be read",
+			"kind", rec.Kind().String(), "namespace", rec.Namespace(), "name", rec.Name(),
+			"annotation", LeaderAnnotation, "problems", describeProblems(problems))
+	}
+	return rec
 }
 
 // Start starts watching; the reflectors stop when ctx is done.

@@ -1,7 +1,9 @@
 package informer
 
 import (
+	"context"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,5 +27,23 @@ func TestNewFromConfig(t *testing.T) {
 	}
 	if _, err := New(cfg, Options{Shard: 1}, nil, prometheus.NewRegistry()); err == nil {
 		t.Fatal("invalid Options accepted")
+	}
+}
+
+// TestWarningsLoggedOnce: the Endpoints deprecation warning comes with every list and watch;
+// it is logged once per distinct text.
+func TestWarningsLoggedOnce(t *testing.T) {
+	var log syncBuffer
+	w := &onceWarnings{logger: slog.New(slog.NewTextHandler(&log, nil))}
+	cfg := withWarnings(&rest.Config{Host: "https://example:6443"}, w)
+	for range 3 {
+		cfg.WarningHandlerWithContext.HandleWarningHeaderWithContext(context.Background(), 299, "-", "v1 Endpoints is deprecated")
+	}
+	w.HandleWarningHeaderWithContext(context.Background(), 299, "-", "something else")
+	if n := strings.Count(log.String(), "deprecated"); n != 1 {
+		t.Fatalf("the same warning logged %d times, want once:\n%s", n, log.String())
+	}
+	if !strings.Contains(log.String(), "something else") {
+		t.Fatalf("a different warning was not logged:\n%s", log.String())
 	}
 }

@@ -121,6 +121,31 @@ func (k Kind) String() string {
 	}
 }
 
+// Kinds lists every Kind.
+var Kinds = [...]Kind{KindLease, KindConfigMap, KindEndpoints}
+
+// Resource returns the kind's API resource: the plural RBAC grants and --locks names.
+func (k Kind) Resource() string {
+	switch k {
+	case KindConfigMap:
+		return "configmaps"
+	case KindEndpoints:
+		return "endpoints"
+	default:
+		return "leases"
+	}
+}
+
+// KindOfResource returns the Kind whose Resource is resource.
+func KindOfResource(resource string) (Kind, bool) {
+	for _, k := range Kinds {
+		if k.Resource() == resource {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
 const (
 	kindMask = 0x3
 	// ownedBySameNameNode marks the kubelet's node Lease, owned by the Node of its own name:
@@ -132,12 +157,15 @@ const (
 func (l *Lease) Kind() Kind { return Kind(l.bits & kindMask) }
 
 // rareFields are the coordinated leader election fields, the owner (other than a node Lease's
-// own Node), a resource version that is not a decimal number (never from a real API server,
-// but the API calls them opaque), and the election history, which only the classes that keep
-// one have (leader-election locks by default, 10% of a large cluster's Leases).
+// own Node), what could not be read of an annotation lock's record, a resource version that
+// is not a decimal number (never from a real API server, but the API calls them opaque), and
+// the election history, which only the classes that keep one have (leader-election locks by
+// default, 10% of a large cluster's Leases).
 type rareFields struct {
 	strategy, preferredHolder, ownerKind, ownerName, resourceVersion string
-	history                                                          *History
+	// problems are the fields of an annotation lock's record that could not be read.
+	problems problemSet
+	history  *History
 }
 
 // Owner is the kind and name of the object's controller owner reference (or of its first
@@ -233,41 +261,20 @@ func (l *Lease) Held(at int64) bool {
 // packed: namespace and name slice one key string, a holder equal to the name (kubelets)
 // reuses it, the UID and resource version are numbers, and rare fields sit behind a pointer.
 func Project(in *coordinationv1.Lease) *Lease {
-	ns, name := validUTF8(in.Namespace), validUTF8(in.Name)
-	key := ns + "/" + name
-	out := &Lease{
-		key:     key,
-		nameAt:  uint16(len(ns) + 1),
-		UID:     parseUID(in.UID),
-		Class:   classify(in),
-		Created: in.CreationTimestamp.Unix(),
-	}
-	var rare rareFields
-	if rv, err := strconv.ParseUint(in.ResourceVersion, 10, 64); err == nil {
-		out.rv = rv
-	} else {
-		rare.resourceVersion = in.ResourceVersion
-	}
+	out, rare := projectMeta(&in.ObjectMeta)
+	out.Class = classify(in)
 	s := &in.Spec
 	out.Holder = validUTF8(deref(s.HolderIdentity))
 	if out.Holder == out.Name() {
 		out.Holder = out.Name()
 	}
 	rare.strategy, rare.preferredHolder = validUTF8(string(deref(s.Strategy))), validUTF8(deref(s.PreferredHolder))
-	if kind, name := owner(in.OwnerReferences); kind == "Node" && name == out.Name() {
-		out.bits |= ownedBySameNameNode
-	} else {
-		rare.ownerKind, rare.ownerName = kind, name
-	}
-	if rare != (rareFields{}) {
-		out.rare = &rare
-	}
+	out.setRare(rare)
 	if s.RenewTime != nil {
 		out.RenewTime, out.HasRenewTime = s.RenewTime.UnixMicro(), true
 		// Until observe sets it, a record is judged by its own timestamp (hand-built views).
 		out.ObservedRenewTime = out.RenewTime
 	}
-	out.skewMillis = noSkew
 	if s.AcquireTime != nil {
 		out.AcquireTime, out.HasAcquireTime = s.AcquireTime.UnixMicro(), true
 	}
@@ -278,6 +285,39 @@ func Project(in *coordinationv1.Lease) *Lease {
 		out.Transitions, out.HasTransitions = *s.LeaseTransitions, true
 	}
 	return out
+}
+
+// projectMeta starts the record of any lock object from its metadata: key, UID, resource
+// version, creation and owner. The caller fills in the lock's fields and the rest of rare,
+// then keeps it with setRare.
+func projectMeta(m *metav1.ObjectMeta) (*Lease, rareFields) {
+	ns, name := validUTF8(m.Namespace), validUTF8(m.Name)
+	out := &Lease{
+		key:        ns + "/" + name,
+		nameAt:     uint16(len(ns) + 1),
+		UID:        parseUID(m.UID),
+		Created:    m.CreationTimestamp.Unix(),
+		skewMillis: noSkew,
+	}
+	var rare rareFields
+	if rv, err := strconv.ParseUint(m.ResourceVersion, 10, 64); err == nil {
+		out.rv = rv
+	} else {
+		rare.resourceVersion = m.ResourceVersion
+	}
+	if kind, name := owner(m.OwnerReferences); kind == "Node" && name == out.Name() {
+		out.bits |= ownedBySameNameNode
+	} else {
+		rare.ownerKind, rare.ownerName = kind, name
+	}
+	return out, rare
+}
+
+// setRare keeps rare if it holds anything; only then is it allocated.
+func (l *Lease) setRare(rare rareFields) {
+	if rare != (rareFields{}) {
+		l.rare = &rare
+	}
 }
 
 // owner picks the controller owner reference, else the first: kube-state-metrics'

@@ -13,6 +13,8 @@ type metrics struct {
 	added, modified, deleted, bookmark prometheus.Counter
 	watchErrors                        *prometheus.CounterVec
 	lastEventEpoch                     prometheus.Gauge
+	// parseErrors counts the fields of annotation locks' leader records that could not be read.
+	parseErrors *prometheus.CounterVec
 }
 
 // errorReasons are pre-created, as are the event types, so rate() has a zero to start from.
@@ -37,6 +39,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "lease_exporter_last_watch_event_timestamp_seconds",
 			Help: "Unix time of the last watch event received from the API server, 0 before the first.",
 		}),
+		parseErrors: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "lease_exporter_lock_parse_errors_total",
+			Help: "Fields of ConfigMap and Endpoints locks' leader records that could not be read, by lock kind and reason, counted once per new version of the object.",
+		}, []string{"kind", "reason"}),
 	}
 	m.added, m.modified = m.watchEvents.WithLabelValues("added"), m.watchEvents.WithLabelValues("modified")
 	m.deleted, m.bookmark = m.watchEvents.WithLabelValues("deleted"), m.watchEvents.WithLabelValues("bookmark")
@@ -44,6 +50,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		m.watchErrors.WithLabelValues(r)
 	}
 	return m
+}
+
+// countParseErrors starts the parse error series of an annotation lock kind at zero.
+func (m *metrics) countParseErrors(k Kind) {
+	for _, r := range ParseReasons {
+		m.parseErrors.WithLabelValues(k.String(), string(r))
+	}
 }
 
 // setWatchUp sets lease_exporter_watch_up; health is its only writer.

@@ -17,6 +17,8 @@ import (
 // Options narrow what the informer watches. The zero Options watch every Lease in every
 // namespace, unsharded, each watch event read as it arrives.
 type Options struct {
+	// Locks are the kinds of lock objects to watch; empty means Leases only.
+	Locks []Kind
 	// Namespaces to watch; empty means all.
 	Namespaces []string
 	// ExcludeNamespaces are never watched (applied server-side with a field selector).
@@ -60,6 +62,11 @@ func (o Options) Validate() error {
 			return fmt.Errorf("invalid namespace %q: %s", ns, strings.Join(errs, "; "))
 		}
 	}
+	for _, k := range o.Locks {
+		if k > KindEndpoints {
+			return &OptionError{"Locks", fmt.Errorf("invalid lock kind %d", k)}
+		}
+	}
 	if len(o.Namespaces) > 0 && len(o.ExcludeNamespaces) > 0 {
 		return &OptionError{"ExcludeNamespaces", errors.New("namespaces to watch and namespaces to exclude cannot be combined: list only the namespaces to watch")}
 	}
@@ -76,6 +83,16 @@ func (o Options) Validate() error {
 		return &OptionError{"Shard", fmt.Errorf("invalid sharding: shard %d of %d: need 0 <= shard < total shards", o.Shard, o.TotalShards)}
 	}
 	return nil
+}
+
+// locks returns the lock kinds to watch, each once, in Kind order.
+func (o Options) locks() []Kind {
+	if len(o.Locks) == 0 {
+		return []Kind{KindLease}
+	}
+	kinds := slices.Clone(o.Locks)
+	slices.Sort(kinds)
+	return slices.Compact(kinds)
 }
 
 func (o Options) totalShards() int { return max(o.TotalShards, 1) }

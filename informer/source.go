@@ -7,9 +7,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 )
 
-// source is one kind of object the exporter watches (Lease today), reduced to what differs
+// source is one kind of object the exporter watches (Leases, ConfigMap and Endpoints
+// annotation locks), reduced to what differs
 // between kinds: how to list and watch it, and how to decode it into the compact record R.
 // Everything else is written once and shared by every source: the scopes (reflector, store,
 // watch state), observation, server-side filters, sharding, freshness and self-metrics.
@@ -51,9 +53,14 @@ type record[R any] interface {
 // keepFunc decides from a shard key whether this replica exports an object; nil keeps all.
 type keepFunc func(namespace, name string) bool
 
-// clients are the API clients every scope uses: lists through list, watches through watch,
-// whose reads are batched (see WatchConfig).
-type clients struct{ list, watch kubernetes.Interface }
+// clients are the API clients every scope uses: lists through list (typed) or metaList
+// (metadata-only), watches through watch or metaWatch, whose reads are batched (see
+// WatchConfig). All four are real or all fakes: the reflector asks list whether streaming
+// lists are possible.
+type clients struct {
+	list, watch         kubernetes.Interface
+	metaList, metaWatch metadata.Interface
+}
 
 // keepItems drops, in place, the items of a typed list that keep rejects.
 func keepItems[T any](items []T, keep func(*T) bool) []T {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -79,6 +80,7 @@ func (s *store[R]) Update(obj any) error {
 func (s *store[R]) upsert(obj any, now time.Time) {
 	r, ok := s.record(obj)
 	if !ok {
+		s.forget(obj)
 		return
 	}
 	key := r.storeKey()
@@ -87,6 +89,21 @@ func (s *store[R]) upsert(obj any, now time.Time) {
 	if rec := s.observe(prev, r, at, s.live(at)); rec != prev {
 		s.mu.Lock()
 		s.records[key] = rec
+		s.mu.Unlock()
+	}
+}
+
+// forget drops the record of an object that is no longer of interest: a ConfigMap whose
+// leader annotation was removed is no longer a lock, but its events keep coming.
+func (s *store[R]) forget(obj any) {
+	m, ok := obj.(metav1.Object)
+	if !ok || len(s.records) == 0 {
+		return
+	}
+	key := m.GetNamespace() + "/" + m.GetName()
+	if _, cached := s.records[key]; cached { // the only writer may read without the lock
+		s.mu.Lock()
+		delete(s.records, key)
 		s.mu.Unlock()
 	}
 }
@@ -126,12 +143,18 @@ func (s *store[R]) Bookmark(string) error {
 // carrying observed state over from the cached records.
 func (s *store[R]) Replace(items []any, _ string) error {
 	now := s.now().UnixMicro()
-	next := make(map[string]R, len(items))
+	// Sized by what is kept, not by the items: of 10k ConfigMaps, 100 may be locks, and a map
+	// sized for all of them would keep that size for good.
+	kept := make([]R, 0, len(items))
 	for _, obj := range items {
 		if r, ok := s.record(obj); ok {
-			key := r.storeKey()
-			next[key] = s.observe(s.records[key], r, now, false) // a list shows what changed, not when
+			kept = append(kept, r)
 		}
+	}
+	next := make(map[string]R, len(kept))
+	for _, r := range kept {
+		key := r.storeKey()
+		next[key] = s.observe(s.records[key], r, now, false) // a list shows what changed, not when
 	}
 	s.mu.Lock()
 	s.records = next
@@ -149,6 +172,12 @@ func (s *store[R]) Transformer() cache.TransformFunc {
 	return func(obj any) (any, error) {
 		if r, ok := s.decode(obj); ok {
 			return r, nil
+		}
+		// Not of interest (a ConfigMap without the leader annotation): hold only its key
+		// until Replace drops it, not its labels, annotations and managed fields.
+		if m, ok := obj.(metav1.Object); ok {
+			return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{
+				Namespace: m.GetNamespace(), Name: m.GetName(), ResourceVersion: m.GetResourceVersion()}}, nil
 		}
 		return obj, nil
 	}

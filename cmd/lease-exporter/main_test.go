@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lease-exporter/lease-exporter/informer"
 )
 
 // TestBadInput runs the command as a user would and checks the exit code and message.
@@ -40,6 +44,9 @@ current-context: ctx
 		{"invalid selector", []string{"--lease-selector", "a in (b"}, exitUsage, "invalid --lease-selector"},
 		{"invalid namespace", []string{"--namespaces", "Bad_NS"}, exitUsage, `invalid namespace "Bad_NS"`},
 		{"namespaces and exclusions", []string{"--namespaces", "a", "--namespaces-exclude", "b"}, exitUsage, "--namespaces and --namespaces-exclude cannot be combined"},
+		{"unknown lock kind", []string{"--locks", "leases,configmap"}, exitUsage, `invalid --locks "leases,configmap": unknown lock kind "configmap": use leases, configmaps or endpoints`},
+		{"no lock kind", []string{"--locks", ","}, exitUsage, `invalid --locks ",": name at least one of leases, configmaps or endpoints`},
+		{"unknown lock kind in a repeated --locks", []string{"--locks", "leases,configmaps", "--locks", "secrets"}, exitUsage, `unknown lock kind "secrets"`},
 		{"bad log level", []string{"--log.level", "loud"}, exitUsage, "invalid --log.level"},
 		{"negative watch batch", []string{"--kube.watch-batch-interval=-1s"}, exitUsage, "invalid --kube.watch-batch-interval -1s: must be between 0 and 5s"},
 		{"long watch batch", []string{"--kube.watch-batch-interval=1m"}, exitUsage, "invalid --kube.watch-batch-interval 1m0s"},
@@ -79,5 +86,28 @@ func TestVersionAndHelp(t *testing.T) {
 	}
 	if strings.Contains(stderr.String(), "-kube-context") || !strings.Contains(stderr.String(), "-kube.context") {
 		t.Errorf("--help must list --kube.context and hide its old spelling --kube-context:\n%s", stderr.String())
+	}
+}
+
+// TestLocksFlag: --locks defaults to Leases, takes a comma-separated list, and repeated uses
+// add up (each deploy component appends its own).
+func TestLocksFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want []informer.Kind
+	}{
+		{nil, []informer.Kind{informer.KindLease}},
+		{[]string{"--locks=configmaps"}, []informer.Kind{informer.KindConfigMap}},
+		{[]string{"--locks", "leases, endpoints,configmaps"}, []informer.Kind{informer.KindLease, informer.KindEndpoints, informer.KindConfigMap}},
+		{[]string{"--locks=leases,configmaps", "--locks=leases,endpoints"},
+			[]informer.Kind{informer.KindLease, informer.KindConfigMap, informer.KindLease, informer.KindEndpoints}},
+	} {
+		opts, err := parseOptions(tc.args, io.Discard)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if !slices.Equal(opts.informer.Locks, tc.want) {
+			t.Errorf("%v: locks %v, want %v", tc.args, opts.informer.Locks, tc.want)
+		}
 	}
 }

@@ -13,6 +13,11 @@
 //
 //	go run ./hack/bench -leases 10000,100000 -prometheus 10m
 //	go run ./hack/bench -smoke -prometheus 20s   # 1k Leases, 5 s scrapes, no kube-state-metrics build
+//
+// With -configmaps N it measures ConfigMap annotation locks among N heavy ConfigMaps against
+// as many Lease locks (configmaps.go):
+//
+//	go run ./hack/bench -configmaps 10000 -configmap-bytes 100000 -configmap-locks 100
 package main
 
 import (
@@ -70,6 +75,9 @@ func run(ctx context.Context, logger *slog.Logger) error {
 	promSets := flag.String("prometheus-sets", "full,lean,ksm,ksm-sim", "Metric sets for -prometheus, one Prometheus each: full, lean, ksm (real kube-state-metrics), ksm-sim (its two series cut from the exporter); lean-relabel and ksm-sim-relabel cut by metric_relabel_configs instead of the bench's filtering proxy (promsets.go).")
 	promEvery := flag.Duration("scrape-interval", 15*time.Second, "Scrape interval of the -prometheus instances.")
 	promDir := flag.String("prometheus-dir", os.TempDir(), "Parent directory of the -prometheus instances' TSDBs (default on disk, not tmpfs, so the TSDB does not count against memory).")
+	cmCount := flag.Int("configmaps", 0, "Instead, measure ConfigMap annotation locks (configmaps.go): this many ConfigMaps, -configmap-locks of them locks, against as many Lease locks.")
+	cmBytes := flag.Int("configmap-bytes", 100000, "Data per ConfigMap for -configmaps.")
+	cmLocks := flag.Int("configmap-locks", 100, "ConfigMaps carrying the leader annotation (and Lease locks) for -configmaps.")
 	flag.Parse()
 	exporterEnv, exporterArgs = strings.Fields(*envFlag), strings.Fields(*argsFlag)
 	if *smoke {
@@ -133,6 +141,10 @@ func run(ctx context.Context, logger *slog.Logger) error {
 	}
 	defer cl.cp.Stop()
 
+	if *cmCount > 0 {
+		return runConfigMaps(ctx, cl, cmConfig{n: *cmCount, bytes: *cmBytes, locks: min(*cmLocks, *cmCount), runs: *runs,
+			workers: min(*workers, 32), churnFor: *churnFor, bin: bin, kubeconfig: cl.cp.KubeconfigPath(), profileDir: *profileDir, logger: logger})
+	}
 	if *promFor > 0 {
 		pc.bin, pc.kubeconfig = bin, cl.cp.KubeconfigPath()
 		return runProm(ctx, cl, sizes, pc, *jsonOut)

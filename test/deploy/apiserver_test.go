@@ -89,8 +89,18 @@ func TestAgainstAPIServer(t *testing.T) {
 	createNamespace(ctx, t, client, "observability", nil) // for the "other-namespace" example
 	crds := filepath.Join(repoRoot(t), "test", "deploy", "testdata", "crds")
 	e.kubectl(t, "apply", "--server-side", "-f", crds)
-	e.kubectl(t, "wait", "--for=condition=Established", "--timeout=60s",
-		"crd/servicemonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com")
+	// A CRD read before the API server has set any condition makes kubectl wait fail at once
+	// ("conditions accessor error: <nil>") instead of waiting: retry until it can wait.
+	for end := time.Now().Add(60 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		stdout, stderr, err := e.kubectlErr(t, "wait", "--for=condition=Established", "--timeout=60s",
+			"crd/servicemonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com")
+		if err == nil {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("kubectl wait for the CRDs: %v\n%s\n%s", err, stdout, stderr)
+		}
+	}
 
 	// Leases for the exporter to find: one in a namespace the namespaced variant watches,
 	// one in a namespace it does not.
@@ -169,6 +179,48 @@ func TestAgainstAPIServer(t *testing.T) {
 		})
 	})
 
+	// After "cluster-wide kustomize" proved the default grants nothing on ConfigMaps and
+	// Endpoints, the annotation-locks overlay (the same objects plus both components) adds
+	// exactly list+watch on them, and an exporter with its flags and token exports such locks.
+	t.Run("annotation-locks kustomize", func(t *testing.T) {
+		root := repoRoot(t)
+		manifests := run(t, root, nil, kubectlPath(t), "kustomize", filepath.Join(root, kustomizeDir, "overlays", "annotation-locks"))
+		e.apply(t, manifests)
+		dep := deploymentOf(t, decodeObjects(t, manifests))
+		sa := "system:serviceaccount:" + kustomizeNS + ":lease-exporter"
+		t.Run("RBAC adds list+watch on configmaps and endpoints", func(t *testing.T) {
+			want := []string{"configmaps [] [] [list watch]", "endpoints [] [] [list watch]", "leases.coordination.k8s.io [] [] [list watch]"}
+			for _, ns := range []string{kustomizeNS, "kube-system", "default"} {
+				if extra := subtract(e.canI(t, sa, ns), baseline(t, kustomizeNS)); !slices.Equal(extra, want) {
+					t.Errorf("in namespace %s the ServiceAccount may do, beyond the defaults:\n  %s\nwant:\n  %s", ns, strings.Join(extra, "\n  "), strings.Join(want, "\n  "))
+				}
+			}
+		})
+		t.Run("exporter with the ServiceAccount token exports annotation locks", func(t *testing.T) {
+			createAnnotationLocks(ctx, t, client, "default", "deploy-test-lock")
+			exp := e.runExporter(ctx, t, kustomizeNS, "lease-exporter", dep)
+			waitLease(t, exp, "kube-system", "deploy-test-system", true)
+			for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+				s, err := exp.Scrape()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var missing []string
+				for _, kind := range []string{"ConfigMap", "Endpoints"} {
+					if len(s.Series("lease_info", map[string]string{"namespace": "default", "lease": "deploy-test-lock", "kind": kind, "holder": "deploy-test-holder"})) != 1 {
+						missing = append(missing, kind)
+					}
+				}
+				if len(missing) == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no lease_info for the %v lock default/deploy-test-lock:\n%s", missing, grepLines(s.Text, "lease_info{"))
+				}
+			}
+		})
+	})
+
 	t.Run("namespaced helm install", func(t *testing.T) {
 		const ns, release = "scoped", "scoped"
 		createNamespace(ctx, t, client, ns, map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
@@ -208,6 +260,19 @@ func TestAgainstAPIServer(t *testing.T) {
 			exp := e.runExporter(ctx, t, ns, name, dep)
 			waitLease(t, exp, "kube-system", "deploy-test-system", true)
 			waitLease(t, exp, "default", "deploy-test-default", false)
+		})
+		// Upgraded with ConfigMap locks on, the same Roles grant list+watch on configmaps too,
+		// still only in the watched namespaces.
+		t.Run("upgrade with locks.configMaps grants configmaps in the watched namespaces only", func(t *testing.T) {
+			run(t, root, helmEnv(t), helmPath(t), "upgrade", release, filepath.Join(root, chartDir),
+				"--kubeconfig", cp.KubeconfigPath(), "--namespace", ns,
+				"--set-json", `watch.namespaces=["kube-system","kube-node-lease"]`, "--set", "locks.configMaps=true")
+			withCM := []string{"configmaps [] [] [list watch]", "leases.coordination.k8s.io [] [] [list watch]"}
+			for ns2, want := range map[string][]string{"kube-system": withCM, "kube-node-lease": withCM, "default": nil, ns: nil} {
+				if extra := subtract(e.canI(t, sa, ns2), baseline(t, ns)); !slices.Equal(extra, want) {
+					t.Errorf("in namespace %s the ServiceAccount may do, beyond the defaults: %v, want %v", ns2, extra, want)
+				}
+			}
 		})
 	})
 }
@@ -372,6 +437,22 @@ func createLease(ctx context.Context, t *testing.T, client kubernetes.Interface,
 	}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create lease %s/%s: %v", ns, name, err)
+	}
+}
+
+// createAnnotationLocks creates a ConfigMap and an Endpoints lock named name, in client-go's
+// record format.
+func createAnnotationLocks(ctx context.Context, t *testing.T, client kubernetes.Interface, ns, name string) {
+	t.Helper()
+	now := time.Now().UTC().Format(time.RFC3339)
+	meta := metav1.ObjectMeta{Name: name, Namespace: ns, Annotations: map[string]string{
+		"control-plane.alpha.kubernetes.io/leader": `{"holderIdentity":"deploy-test-holder","leaseDurationSeconds":30,"acquireTime":"` + now + `","renewTime":"` + now + `","leaderTransitions":0}`,
+	}}
+	if _, err := client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: meta}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create ConfigMap lock %s/%s: %v", ns, name, err)
+	}
+	if _, err := client.CoreV1().Endpoints(ns).Create(ctx, &corev1.Endpoints{ObjectMeta: meta}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("create Endpoints lock %s/%s: %v", ns, name, err)
 	}
 }
 

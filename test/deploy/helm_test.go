@@ -149,6 +149,42 @@ func TestHelmOptions(t *testing.T) {
 			t.Errorf("args = %v\nwant   %v", got, want)
 		}
 	})
+	t.Run("annotation locks only when enabled", func(t *testing.T) {
+		for _, tc := range []struct {
+			args  []string
+			locks []string
+		}{
+			{nil, nil},
+			{[]string{"--set", "locks.configMaps=true"}, []string{"configmaps"}},
+			{[]string{"--set", "locks.endpoints=true"}, []string{"endpoints"}},
+			{[]string{"--set", "locks.endpoints=true,locks.configMaps=true", "--set-json", `watch.namespaces=["a","b"]`}, []string{"configmaps", "endpoints"}},
+		} {
+			objs := renderHelm(t, tc.args...)
+			var args []string
+			for _, a := range argsOf(containerOf(t, deploymentOf(t, objs))) {
+				if strings.HasPrefix(a, "--locks") {
+					args = append(args, a)
+				}
+			}
+			var want []string
+			for _, k := range tc.locks {
+				want = append(want, "--locks=leases,"+k)
+			}
+			if !slices.Equal(args, want) {
+				t.Errorf("%v: --locks args %v, want %v", tc.args, args, want)
+			}
+			wantRules := slices.Clone(leaseRule)
+			for _, k := range tc.locks {
+				wantRules = append(wantRules, coreRule(k))
+			}
+			roles := append(ofKind(objs, "ClusterRole"), ofKind(objs, "Role")...)
+			for _, r := range roles {
+				if !reflect.DeepEqual(r.get("rules"), wantRules) {
+					t.Errorf("%v: %s rules %s, want %s", tc.args, r.key(), compact(r.get("rules")), compact(wantRules))
+				}
+			}
+		}
+	})
 	t.Run("no network policy", func(t *testing.T) {
 		if n := len(ofKind(renderHelm(t, "--set", "networkPolicy.enabled=false"), "NetworkPolicy")); n != 0 {
 			t.Errorf("networkPolicy.enabled=false renders %d NetworkPolicies", n)
@@ -169,6 +205,7 @@ func TestHelmRejectsBadValues(t *testing.T) {
 		{[]string{"--set-json", `watch.namespaces=["a"]`, "--set-json", `watch.namespacesExclude=["b"]`}, "mutually exclusive"},
 		{[]string{"--set", "webConfig.tls=true"}, "webConfig.secretName"},
 		{[]string{"--set", "serviceAccount.create=false"}, "serviceAccount.name"},
+		{[]string{"--set", "locks.secrets=true"}, "secrets"},
 	} {
 		out, err := renderHelmErr(t, c.args...)
 		if err == nil {

@@ -22,6 +22,7 @@ var variants = []variant{
 	{overlay: "cluster-wide"},
 	{overlay: "namespaced", helmArgs: []string{"--set-json", `watch.namespaces=["kube-system","kube-node-lease"]`}},
 	{overlay: "sharded", helmArgs: []string{"--set", "sharding.totalShards=2"}},
+	{overlay: "annotation-locks", helmArgs: []string{"--set", "locks.configMaps=true,locks.endpoints=true"}},
 	{overlay: "prometheus-operator", helmArgs: []string{"--set", "serviceMonitor.enabled=true,prometheusRule.enabled=true,dashboards.enabled=true"}},
 }
 
@@ -143,6 +144,37 @@ var leaseRule = []any{map[string]any{
 	"verbs":     []any{"list", "watch"},
 }}
 
+// coreRule is list+watch on a core resource.
+func coreRule(resource string) any {
+	return map[string]any{"apiGroups": []any{""}, "resources": []any{resource}, "verbs": []any{"list", "watch"}}
+}
+
+// lockKinds returns the lock kinds besides Leases that the Deployments' --locks flags
+// enable, in the order configmaps, endpoints; every Deployment must enable the same.
+func lockKinds(deps []object) []string {
+	var kinds []string
+	for i, d := range deps {
+		var these []string
+		for _, ctr := range list(d.get("spec", "template", "spec", "containers")) {
+			for _, a := range list(asMap(ctr)["args"]) {
+				if v, ok := strings.CutPrefix(fmt.Sprint(a), "--locks="); ok {
+					for _, k := range strings.Split(v, ",") {
+						if k != "leases" && !slices.Contains(these, k) {
+							these = append(these, k)
+						}
+					}
+				}
+			}
+		}
+		slices.Sort(these)
+		if i > 0 && !slices.Equal(these, kinds) {
+			return []string{"(Deployments differ in --locks)"}
+		}
+		kinds = these
+	}
+	return kinds
+}
+
 // matches reports whether a matchLabels selector selects labels.
 func matches(selector, labels map[string]string) bool {
 	if len(selector) == 0 {
@@ -185,9 +217,14 @@ func checkInvariants(t *testing.T, objs []object, ns string) {
 	if len(byKind["ClusterRole"]) > 0 && len(byKind["Role"]) > 0 {
 		t.Error("both a ClusterRole and Roles: cluster-wide and namespaced RBAC are alternatives")
 	}
+	// Annotation locks add list+watch on their resource, exactly when a Deployment watches them.
+	wantRules := slices.Clone(leaseRule)
+	for _, kind := range lockKinds(byKind["Deployment"]) {
+		wantRules = append(wantRules, coreRule(kind))
+	}
 	for _, r := range roles {
-		if !reflect.DeepEqual(r.get("rules"), leaseRule) {
-			t.Errorf("%s rules = %s, want only list+watch on leases.coordination.k8s.io", r.key(), compact(r.get("rules")))
+		if !reflect.DeepEqual(r.get("rules"), wantRules) {
+			t.Errorf("%s rules = %s, want only %s", r.key(), compact(r.get("rules")), compact(wantRules))
 		}
 	}
 	bindings := append(append([]object{}, byKind["ClusterRoleBinding"]...), byKind["RoleBinding"]...)

@@ -144,7 +144,8 @@ func (e *environment) setup() error {
 		return err
 	}
 
-	if e.exporter, err = exporterproc.Start(ctx, b.bin, "--kubeconfig="+cp.KubeconfigPath()); err != nil {
+	// Every lock kind, so the ConfigMap lock of TestAnnotationLockNoLeader is watched too.
+	if e.exporter, err = exporterproc.Start(ctx, b.bin, "--kubeconfig="+cp.KubeconfigPath(), "--locks=leases,configmaps,endpoints"); err != nil {
 		return err
 	}
 	e.stops = append(e.stops, func() { _ = e.exporter.Stop() })

@@ -61,7 +61,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{/* Where the web config Secret is mounted. */}}
 {{- define "lease-exporter.webConfigDir" -}}/etc/lease-exporter/web{{- end }}
 
-{{/* The list+watch on Leases that is all the exporter needs. */}}
+{{/* The list+watch on Leases that is all the exporter needs, and on the annotation locks enabled in values.locks. */}}
 {{- define "lease-exporter.rbacRules" -}}
 - apiGroups:
     - coordination.k8s.io
@@ -70,6 +70,24 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
   verbs:
     - list
     - watch
+{{- if .Values.locks.configMaps }}
+- apiGroups:
+    - ""
+  resources:
+    - configmaps
+  verbs:
+    - list
+    - watch
+{{- end }}
+{{- if .Values.locks.endpoints }}
+- apiGroups:
+    - ""
+  resources:
+    - endpoints
+  verbs:
+    - list
+    - watch
+{{- end }}
 {{- end }}
 
 {{/*

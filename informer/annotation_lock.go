@@ -1,0 +1,98 @@
+package informer
+
+import (
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ProjectAnnotationLock projects the metadata of a ConfigMap or Endpoints object carrying the
+// leader annotation into the record of a lock of kind k; false without the annotation (the
+// object is not a lock). What the annotation's record says takes the place of a Lease's spec;
+// fields it could not read are left unset and remembered (RecordProblems), so the lock is
+// still exported with what could be read. Only the key, versions, owner and the leader record
+// are kept: other annotations, labels and managedFields are left for the garbage collector.
+func ProjectAnnotationLock(m *metav1.ObjectMeta, k Kind) (*Lease, bool) {
+	annotation, ok := m.Annotations[LeaderAnnotation]
+	if !ok {
+		return nil, false
+	}
+	rec, problems := ParseLeaderRecord(annotation)
+	out, rare := projectMeta(m)
+	out.bits |= uint8(k) & kindMask
+	out.Class = ClassLeaderElection
+	out.Holder = rec.Holder // valid UTF-8: the parser replaced anything else
+	if out.Holder == out.Name() {
+		out.Holder = out.Name()
+	}
+	if rec.HasRenewTime {
+		out.RenewTime, out.HasRenewTime = rec.RenewTime, true
+		out.ObservedRenewTime = out.RenewTime // as in Project: until observe sets it
+	}
+	out.AcquireTime, out.HasAcquireTime = rec.AcquireTime, rec.HasAcquireTime
+	out.DurationSeconds, out.HasDuration = rec.DurationSeconds, rec.HasDuration
+	out.Transitions, out.HasTransitions = rec.Transitions, rec.HasTransitions
+	for _, p := range problems {
+		rare.problems |= problemBit(p)
+	}
+	out.setRare(rare)
+	return out, true
+}
+
+// problemSet is the set of fields of a leader record that could not be read, one bit each.
+type problemSet uint8
+
+const (
+	problemJSON problemSet = 1 << iota
+	problemHolder
+	problemDuration
+	problemAcquire
+	problemRenew
+	problemTransitions
+)
+
+// problemFields lists the problems in bit order, for RecordProblems.
+var problemFields = [...]RecordProblem{
+	{"", ReasonMalformedJSON},
+	{fieldHolder, ReasonBadHolder},
+	{fieldDuration, ReasonBadDuration},
+	{fieldAcquire, ReasonBadTime},
+	{fieldRenew, ReasonBadTime},
+	{fieldTransitions, ReasonBadTransitions},
+}
+
+func problemBit(p RecordProblem) problemSet {
+	for i, f := range problemFields {
+		if f == p {
+			return 1 << i
+		}
+	}
+	return problemJSON // unreachable: the parser reports only the problems above
+}
+
+// RecordProblems returns the fields of an annotation lock's record that could not be read,
+// in a fixed order; nil for a Lease and for a record read in full.
+func (l *Lease) RecordProblems() []RecordProblem {
+	if l.rare == nil || l.rare.problems == 0 {
+		return nil
+	}
+	var out []RecordProblem
+	for i, f := range problemFields {
+		if l.rare.problems&(1<<i) != 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// describeProblems renders problems for a log line: "renewTime: bad_time, malformed_json".
+func describeProblems(problems []RecordProblem) string {
+	parts := make([]string, len(problems))
+	for i, p := range problems {
+		parts[i] = string(p.Reason)
+		if p.Field != "" {
+			parts[i] = p.Field + ": " + parts[i]
+		}
+	}
+	return strings.Join(parts, ", ")
+}

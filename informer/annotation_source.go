@@ -1,0 +1,64 @@
+package informer
+
+import (
+	"context"
+	"errors"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// annotationSource is the source of one kind of annotation lock, ConfigMaps or Endpoints:
+// listed and watched metadata-only (PartialObjectMetadata), so a ConfigMap's data never
+// crosses the wire, and kept only when it carries the leader annotation. The API server
+// cannot filter by annotation, so every object's metadata is received and dropped here.
+type annotationSource struct {
+	kind Kind
+	gvr  schema.GroupVersionResource
+}
+
+var (
+	configMapSource = annotationSource{KindConfigMap, schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}}
+	endpointsSource = annotationSource{KindEndpoints, schema.GroupVersionResource{Version: "v1", Resource: "endpoints"}}
+)
+
+var _ source[*Lease] = annotationSource{}
+
+// errNoMetadataClient is a programming error: an annotation lock kind without a metadata client.
+var errNoMetadataClient = errors.New("annotation locks need a metadata client")
+
+func (s annotationSource) resource() string { return s.gvr.Resource }
+
+func (annotationSource) object() runtime.Object { return &metav1.PartialObjectMetadata{} }
+
+func (s annotationSource) list(ctx context.Context, c clients, namespace string, opts metav1.ListOptions, keep keepFunc) (runtime.Object, error) {
+	if c.metaList == nil {
+		return nil, errNoMetadataClient
+	}
+	list, err := c.metaList.Resource(s.gvr).Namespace(namespace).List(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	list.Items = keepItems(list.Items, func(o *metav1.PartialObjectMetadata) bool {
+		_, lock := o.Annotations[LeaderAnnotation]
+		return lock && (keep == nil || keep(o.Namespace, o.Name))
+	})
+	return list, nil
+}
+
+func (s annotationSource) watch(ctx context.Context, c clients, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
+	if c.metaWatch == nil {
+		return nil, errNoMetadataClient
+	}
+	return c.metaWatch.Resource(s.gvr).Namespace(namespace).Watch(ctx, opts)
+}
+
+func (s annotationSource) decode(obj any) (*Lease, bool) {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return nil, false
+	}
+	return ProjectAnnotationLock(&m.ObjectMeta, s.kind)
+}
