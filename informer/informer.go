@@ -10,6 +10,7 @@ package informer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -38,11 +39,27 @@ type Leases struct {
 	host    string
 	scopes  []runner         // every scope of every source
 	locks   []*store[*Lease] // the stores of the lock sources' scopes, which Range reads
-	health  *health
-	wg      sync.WaitGroup
+	// candidates are the stores of the LeaseCandidate scopes, empty until DiscoverCandidates
+	// finds the API served and readable.
+	candidates []*store[*Candidate]
+	opts       Options
+	logger     *slog.Logger
+	health     *health
+	wg         sync.WaitGroup
 }
 
-var _ View = (*Leases)(nil)
+var (
+	_ View          = (*Leases)(nil)
+	_ CandidateView = (*Leases)(nil)
+)
+
+// CandidateView is what the collector may see of the LeaseCandidates (coordinated leader
+// election). It is separate from View because most views have none.
+type CandidateView interface {
+	// RangeCandidates calls fn for every cached LeaseCandidate. fn must not modify or retain
+	// the record's fields.
+	RangeCandidates(fn func(*Candidate))
+}
 
 // runner is what Leases needs of a scope, whatever record type it caches.
 type runner interface {
@@ -84,7 +101,10 @@ func NewForClient(client kubernetes.Interface, opts Options, logger *slog.Logger
 }
 
 func newLeases(opts Options, logger *slog.Logger, reg prometheus.Registerer) *Leases {
-	return &Leases{health: newHealth(logger, newMetrics(reg), opts.now())}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Leases{health: newHealth(logger, newMetrics(reg), opts.now()), opts: opts, logger: logger}
 }
 
 // addSources builds the scopes of every source. A new lock kind is one more addLocks line;
@@ -103,6 +123,51 @@ func (l *Leases) addLocks(src source[*Lease], opts Options) {
 	for _, s := range newScopes(src, observeWithHistory(opts.History), l.clients, namespaces, opts, opts.now(), l.health.metrics, l.health) {
 		l.scopes = append(l.scopes, s)
 		l.locks = append(l.locks, s.store)
+	}
+}
+
+// DiscoverCandidates finds out whether the API server serves LeaseCandidates (coordinated
+// leader election) in a version the exporter reads and lets it list them; if so, it adds their
+// scopes, which Start then runs. Call it before Start. Not served, forbidden or turned off
+// (Options.NoCandidates) leaves the feature off, says so in one info line and in
+// lease_exporter_lease_candidates_watched, and is no error; only an API server that does not
+// answer is.
+func (l *Leases) DiscoverCandidates(ctx context.Context) error {
+	if l.opts.NoCandidates {
+		l.logger.Info("not watching LeaseCandidates: turned off by option")
+		return nil
+	}
+	namespaces := l.opts.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	version, err := discoverCandidates(ctx, l.clients, namespaces)
+	if errors.Is(err, errCandidatesUnavailable) {
+		l.logger.Info("not watching LeaseCandidates: coordinated leader election is not available to the exporter", "err", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	src := candidateSource{version}
+	for _, s := range newScopes(src, observeCandidate, l.clients, namespaces, l.opts, l.opts.now(), l.health.metrics, l.health) {
+		l.scopes = append(l.scopes, s)
+		l.candidates = append(l.candidates, s.store)
+	}
+	l.health.metrics.candidatesWatched.Set(1)
+	l.logger.Info("watching LeaseCandidates", "version", "coordination.k8s.io/"+version)
+	return nil
+}
+
+// RangeCandidates calls fn for every cached LeaseCandidate; none while they are not watched.
+// fn must not modify or retain the record's fields.
+func (l *Leases) RangeCandidates(fn func(*Candidate)) {
+	var buf []*Candidate
+	for _, s := range l.candidates {
+		buf = s.list(buf[:0])
+		for _, c := range buf {
+			fn(c)
+		}
 	}
 }
 

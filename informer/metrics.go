@@ -13,6 +13,7 @@ type metrics struct {
 	added, modified, deleted, bookmark prometheus.Counter
 	watchErrors                        *prometheus.CounterVec
 	lastEventEpoch                     prometheus.Gauge
+	candidatesWatched                  prometheus.Gauge
 }
 
 // errorReasons are pre-created, as are the event types, so rate() has a zero to start from.
@@ -36,6 +37,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		lastEventEpoch: f.NewGauge(prometheus.GaugeOpts{
 			Name: "lease_exporter_last_watch_event_timestamp_seconds",
 			Help: "Unix time of the last watch event received from the API server, 0 before the first.",
+		}),
+		candidatesWatched: f.NewGauge(prometheus.GaugeOpts{
+			Name: "lease_exporter_lease_candidates_watched",
+			Help: "Whether the exporter watches LeaseCandidates (1) or not (0: turned off, not served by the API server, or forbidden).",
 		}),
 	}
 	m.added, m.modified = m.watchEvents.WithLabelValues("added"), m.watchEvents.WithLabelValues("modified")

@@ -63,6 +63,9 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 		return unreachableError{fmt.Errorf("%w (configured by %s)", err, source)}
 	}
 	logger.Info("connected to API server", "host", cfg.Host, "config", source, "watching", opts.informer.Describe())
+	if err := discoverCandidates(ctx, leases, opts.reachTimeout); err != nil {
+		return unreachableError{fmt.Errorf("%w (configured by %s)", err, source)}
+	}
 	reg.MustRegister(collector.NewStatus(leases, nil))
 	// The informers get their own context: Shutdown waits for them to stop, so when serve
 	// fails (e.g. the listen address is taken) they must be stopped here, or run never returns.
@@ -73,6 +76,13 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 
 	srv := newServer(opts.telemetryPath, newHandlers(opts, reg, leases, logger), leases.HasSynced, opts.enablePprof)
 	return serve(ctx, srv, opts, logger)
+}
+
+// discoverCandidates decides, within timeout, whether LeaseCandidates are watched.
+func discoverCandidates(ctx context.Context, leases *informer.Leases, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return leases.DiscoverCandidates(ctx)
 }
 
 func logSynced(ctx context.Context, leases *informer.Leases, logger *slog.Logger) {

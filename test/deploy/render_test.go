@@ -139,7 +139,7 @@ func substance(o object) object {
 
 var leaseRule = []any{map[string]any{
 	"apiGroups": []any{"coordination.k8s.io"},
-	"resources": []any{"leases"},
+	"resources": []any{"leases", "leasecandidates"},
 	"verbs":     []any{"list", "watch"},
 }}
 
@@ -177,7 +177,7 @@ func checkInvariants(t *testing.T, objs []object, ns string) {
 		t.Errorf("ServiceAccount automountServiceAccountToken = %v, want false", sa.get("automountServiceAccountToken"))
 	}
 
-	// RBAC: list+watch on leases, nothing else, bound to that ServiceAccount only.
+	// RBAC: list+watch on leases and leasecandidates, nothing else, bound to that ServiceAccount only.
 	roles := append(append([]object{}, byKind["ClusterRole"]...), byKind["Role"]...)
 	if len(roles) == 0 {
 		t.Fatal("no ClusterRole or Role")
@@ -187,7 +187,7 @@ func checkInvariants(t *testing.T, objs []object, ns string) {
 	}
 	for _, r := range roles {
 		if !reflect.DeepEqual(r.get("rules"), leaseRule) {
-			t.Errorf("%s rules = %s, want only list+watch on leases.coordination.k8s.io", r.key(), compact(r.get("rules")))
+			t.Errorf("%s rules = %s, want only list+watch on leases and leasecandidates in coordination.k8s.io", r.key(), compact(r.get("rules")))
 		}
 	}
 	bindings := append(append([]object{}, byKind["ClusterRoleBinding"]...), byKind["RoleBinding"]...)
