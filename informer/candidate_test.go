@@ -224,3 +224,17 @@ func watched(t *testing.T, reg *prometheus.Registry) float64 {
 	t.Fatal("lease_exporter_lease_candidates_watched not registered")
 	return 0
 }
+
+func TestCandidatesIgnoreTheLeaseSelector(t *testing.T) {
+	client := fake.NewClientset(betaCandidate("kube-system", "s-1", "kube-scheduler", "1.36.0", time.Second))
+	serving(client, "v1beta1")
+	l, _, _ := startCandidates(t, client, Options{LeaseSelector: "app=ctrl"})
+	if got := candidateKeys(l); !slices.Equal(got, []string{"kube-system/s-1→kube-scheduler"}) {
+		t.Errorf("candidates %v with a lease selector, want the unlabelled candidate kept", got)
+	}
+	for _, a := range client.Actions() {
+		if lw, ok := a.(k8stesting.ListAction); ok && a.GetResource().Resource == "leasecandidates" && !lw.GetListRestrictions().Labels.Empty() {
+			t.Errorf("candidates listed with label selector %s", lw.GetListRestrictions().Labels)
+		}
+	}
+}

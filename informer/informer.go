@@ -149,8 +149,11 @@ func (l *Leases) DiscoverCandidates(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	src := candidateSource{version}
-	for _, s := range newScopes(src, observeCandidate, l.clients, namespaces, l.opts, l.opts.now(), l.health.metrics, l.health) {
+	// The lease selector is not applied: a candidate's labels are not its Lease's (the
+	// components set none), so any selector would drop them all.
+	opts := l.opts
+	opts.LeaseSelector = ""
+	for _, s := range newScopes(candidateSource{version}, observeCandidate, l.clients, namespaces, opts, opts.now(), l.health.metrics, l.health) {
 		l.scopes = append(l.scopes, s)
 		l.candidates = append(l.candidates, s.store)
 	}
