@@ -256,3 +256,43 @@ func keys[V any](m map[string]V) []string {
 	slices.Sort(out)
 	return out
 }
+
+// On an API server that does not serve LeaseCandidates (every tested version's default) and
+// with --lease-candidates=false, the feature is off: lease_exporter_lease_candidates_watched 0,
+// one info line saying why, and the Leases are exported as ever.
+func TestLeaseCandidatesOffWhenNotServedOrTurnedOff(t *testing.T) {
+	ns := newNamespace(t, "candidates-off")
+	createHeldLease(t, env.client, ns, "plain")
+	for _, tc := range []struct {
+		flag, msg string
+	}{
+		{"--lease-candidates=true", "not watching LeaseCandidates: coordinated leader election is not available to the exporter"},
+		{"--lease-candidates=false", "not watching LeaseCandidates: turned off by option"},
+	} {
+		t.Run(tc.flag, func(t *testing.T) {
+			exp := startTestExporter(t, tc.flag, "--log.format=json")
+			newProbe(exp, ns, "plain").until(t, deadline, poll, "the Lease is exported", func(m leaseMetrics) error {
+				if m.infos != 1 {
+					return fmt.Errorf("%d lease_info series", m.infos)
+				}
+				return nil
+			})
+			c, err := scrapeCoordinated(exp, ns, "plain")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.watched != 0 || c.total != -1 || c.isPrefer != -1 {
+				t.Errorf("lease_exporter_lease_candidates_watched %v, lease_candidates %v, lease_holder_is_preferred %v: want 0 and no series", c.watched, c.total, c.isPrefer)
+			}
+			var lines []string
+			for _, line := range strings.Split(exp.Logs(), "\n") {
+				if strings.Contains(line, "LeaseCandidates") {
+					lines = append(lines, line)
+				}
+			}
+			if len(lines) != 1 || !strings.Contains(lines[0], `"level":"INFO"`) || !strings.Contains(lines[0], tc.msg) {
+				t.Errorf("want one info line %q about LeaseCandidates, got %d:\n%s", tc.msg, len(lines), strings.Join(lines, "\n"))
+			}
+		})
+	}
+}
