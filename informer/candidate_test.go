@@ -238,3 +238,17 @@ func TestCandidatesIgnoreTheLeaseSelector(t *testing.T) {
 		}
 	}
 }
+
+func TestAPIServerWarningsLoggedOncePerText(t *testing.T) {
+	var logs bytes.Buffer
+	w := &onceWarnings{logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	const deprecated = "coordination.k8s.io/v1beta1 LeaseCandidate is deprecated in v1.36+, unavailable in v1.39+"
+	for range 3 {
+		w.HandleWarningHeader(299, "-", deprecated)
+	}
+	w.HandleWarningHeader(299, "-", "another warning")
+	w.HandleWarningHeader(199, "-", "not a warning of the API server")
+	if n := strings.Count(logs.String(), "level=INFO"); n != 2 || !strings.Contains(logs.String(), "unavailable in v1.39+") || !strings.Contains(logs.String(), "another warning") {
+		t.Errorf("want the two distinct warnings logged once each, got:\n%s", logs.String())
+	}
+}

@@ -76,6 +76,8 @@ func New(cfg *rest.Config, opts Options, logger *slog.Logger, reg prometheus.Reg
 		return nil, err
 	}
 	l := newLeases(opts, logger, reg)
+	cfg = rest.CopyConfig(cfg)
+	cfg.WarningHandler, cfg.WarningHandlerWithContext = &onceWarnings{logger: l.logger}, nil
 	list, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("build client: %w", err)

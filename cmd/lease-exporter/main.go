@@ -78,11 +78,23 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 	return serve(ctx, srv, opts, logger)
 }
 
-// discoverCandidates decides, within timeout, whether LeaseCandidates are watched.
+// discoverCandidates decides, within timeout, whether LeaseCandidates are watched. It retries
+// while the API server does not answer (it just proved reachable, so that is a blip); an API
+// that is not served or forbidden is an answer, not an error.
 func discoverCandidates(ctx context.Context, leases *informer.Leases, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return leases.DiscoverCandidates(ctx)
+	for {
+		err := leases.DiscoverCandidates(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("discover LeaseCandidates within %s: %w", timeout, err)
+		case <-time.After(time.Second):
+		}
+	}
 }
 
 func logSynced(ctx context.Context, leases *informer.Leases, logger *slog.Logger) {

@@ -93,6 +93,12 @@ func TestCoordinatedLeaderElectionCandidates(t *testing.T) {
 	client := kubernetes.NewForConfigOrDie(cp.Config())
 	exp := startExporterAs(t, cp, "exporter-candidates")
 	const ns, name = "kube-system", controlplane.KubeScheduler
+	// What this API server serves, for docs/compatibility.md: v1beta1 (enabled above), and
+	// v1alpha2 only if an alpha runtime-config enables it.
+	for _, v := range []string{"v1alpha2", "v1beta1"} {
+		_, err := client.Discovery().ServerResourcesForGroupVersion("coordination.k8s.io/" + v)
+		t.Logf("discovery coordination.k8s.io/%s: served %v (%v)", v, err == nil, err)
+	}
 
 	procs := make([]*controlplane.Process, 2)
 	for i := range procs {
@@ -154,6 +160,11 @@ func TestCoordinatedLeaderElectionCandidates(t *testing.T) {
 		return nil
 	})
 	t.Logf("candidates %v; %s leads", keys(before.candidates), before.holder)
+	if !slices.ContainsFunc(strings.Split(exp.Logs(), "\n"), func(l string) bool {
+		return strings.Contains(l, `"msg":"watching LeaseCandidates"`) && strings.Contains(l, `"version":"coordination.k8s.io/v1beta1"`)
+	}) {
+		t.Errorf("the exporter did not log that it watches coordination.k8s.io/v1beta1 LeaseCandidates:\n%s", testsuite.Tail(exp.Logs(), 20))
+	}
 
 	if err := leader.Kill(); err != nil { // no release: the Lease must expire, the API server re-elect
 		t.Fatal(err)
@@ -211,6 +222,10 @@ func TestCoordinatedLeaderElectionCandidates(t *testing.T) {
 		t.Error(err)
 	}
 	t.Logf("older-scheduler preferred; holder %q, lease_holder_is_preferred %v", preferred.holder, preferred.isPrefer)
+	// The API server's deprecation warning for v1beta1 comes with every list and watch.
+	if n := strings.Count(exp.Logs(), "LeaseCandidate is deprecated"); n != 1 {
+		t.Errorf("the v1beta1 deprecation warning logged %d times, want once", n)
+	}
 }
 
 // preferredConsistent checks lease_holder_is_preferred against lease_info: present exactly
