@@ -12,6 +12,7 @@ import (
 	coordinationv1beta1 "k8s.io/api/coordination/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
@@ -144,8 +145,8 @@ func TestCoordinatedLeaderElectionCandidates(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if holderOf(lease) != c.holder || lease.Spec.PreferredHolder == nil || *lease.Spec.PreferredHolder != c.preferred {
-			return fmt.Errorf("API server holder %q preferred %v, exporter %q/%q", holderOf(lease), lease.Spec.PreferredHolder, c.holder, c.preferred)
+		if preferred := ptr.Deref(lease.Spec.PreferredHolder, ""); holderOf(lease) != c.holder || preferred != c.preferred {
+			return fmt.Errorf("API server holder %q preferred %q, exporter %q/%q", holderOf(lease), preferred, c.holder, c.preferred)
 		}
 		var leading []*controlplane.Process
 		for _, p := range procs {
