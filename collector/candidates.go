@@ -67,6 +67,9 @@ func (c *CandidateCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	at := c.leases.FreshAsOf(c.now()).UnixMicro()
+	// Without the candidates, a coordinated Lease's count would read 0 and page; the
+	// preferred holder comes from the Lease itself and is exported either way.
+	watching := c.candidates.WatchingCandidates()
 	counts := map[leaseKey]candidateCount{}
 	c.candidates.RangeCandidates(func(cd *informer.Candidate) {
 		ns, name, lease := cd.Namespace(), cd.Name(), cd.LeaseName
@@ -90,7 +93,7 @@ func (c *CandidateCollector) Collect(ch chan<- prometheus.Metric) {
 		if l.Kind() != informer.KindLease {
 			return
 		}
-		if l.Strategy() != "" {
+		if watching && l.Strategy() != "" {
 			k := leaseKey{l.Namespace(), l.Name()}
 			counts[k] = counts[k] // a coordinated Lease without candidates reads 0
 		}

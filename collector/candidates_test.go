@@ -129,3 +129,20 @@ func TestCandidateSeriesNoneForOrdinaryLeases(t *testing.T) {
 		t.Errorf("%d coordinated-election series for a cluster without coordinated Leases, want none", n)
 	}
 }
+
+// staticCandidates is a CandidateView that watches none.
+type staticCandidates struct{}
+
+func (staticCandidates) WatchingCandidates() bool                  { return false }
+func (staticCandidates) RangeCandidates(func(*informer.Candidate)) {}
+
+func TestNoCandidateCountsWhenCandidatesAreNotWatched(t *testing.T) {
+	v := syncedView(t, lease("kube-system", "kube-scheduler", coordinated("s-1", "s-2")))
+	want := `# HELP lease_holder_is_preferred Whether the Lease's holder is its spec.preferredHolder (1) or not (0); only for Leases that name one.
+# TYPE lease_holder_is_preferred gauge
+lease_holder_is_preferred{lease="kube-scheduler",namespace="kube-system"} 0
+`
+	if err := testutil.CollectAndCompare(NewCandidates(v, staticCandidates{}, func() time.Time { return scrapeTime }), strings.NewReader(want)); err != nil {
+		t.Errorf("want only lease_holder_is_preferred, no lease_candidates 0 for a coordinated Lease when candidates are not watched: %v", err)
+	}
+}

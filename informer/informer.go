@@ -56,6 +56,9 @@ var (
 // CandidateView is what the collector may see of the LeaseCandidates (coordinated leader
 // election). It is separate from View because most views have none.
 type CandidateView interface {
+	// WatchingCandidates reports whether LeaseCandidates are watched at all: without, no
+	// candidates says nothing about the cluster.
+	WatchingCandidates() bool
 	// RangeCandidates calls fn for every cached LeaseCandidate. fn must not modify or retain
 	// the record's fields.
 	RangeCandidates(fn func(*Candidate))
@@ -163,6 +166,9 @@ func (l *Leases) DiscoverCandidates(ctx context.Context) error {
 	l.logger.Info("watching LeaseCandidates", "version", "coordination.k8s.io/"+version)
 	return nil
 }
+
+// WatchingCandidates implements CandidateView.
+func (l *Leases) WatchingCandidates() bool { return len(l.candidates) > 0 }
 
 // RangeCandidates calls fn for every cached LeaseCandidate; none while they are not watched.
 // fn must not modify or retain the record's fields.
