@@ -81,7 +81,8 @@ func untilCoordinated(t *testing.T, exp *exporterproc.Exporter, ns, lease, what 
 }
 
 // With coordinated leader election on (the gate on the API server and the components, and
-// coordination.k8s.io/v1beta1 served), two real kube-schedulers register LeaseCandidates and
+// coordination.k8s.io/v1beta1 served), two real kube-schedulers and two real
+// kube-controller-managers register LeaseCandidates and
 // the API server elects between them. The exporter must show the candidates with their
 // versions, the strategy, the preferred holder and the holder, follow a crash of the leader,
 // and show an older candidate (an upgrade in progress, written through the API as a component
@@ -93,7 +94,6 @@ func TestCoordinatedLeaderElectionCandidates(t *testing.T) {
 	}})
 	client := kubernetes.NewForConfigOrDie(cp.Config())
 	exp := startExporterAs(t, cp, "exporter-candidates")
-	const ns, name = "kube-system", controlplane.KubeScheduler
 	// What this API server serves, for docs/compatibility.md: v1beta1 (enabled above), and
 	// v1alpha2 only if an alpha runtime-config enables it.
 	for _, v := range []string{"v1alpha2", "v1beta1"} {
@@ -101,6 +101,26 @@ func TestCoordinatedLeaderElectionCandidates(t *testing.T) {
 		t.Logf("discovery coordination.k8s.io/%s: served %v (%v)", v, err == nil, err)
 	}
 
+	t.Run(controlplane.KubeControllerManager, func(t *testing.T) {
+		t.Parallel() // the two elections are independent
+		coordinatedFailover(t, cp, client, exp, controlplane.KubeControllerManager)
+	})
+	t.Run(controlplane.KubeScheduler, func(t *testing.T) {
+		t.Parallel()
+		testCoordinatedUpgrade(t, cp, client, exp)
+	})
+	if !slices.ContainsFunc(strings.Split(exp.Logs(), "\n"), func(l string) bool {
+		return strings.Contains(l, `"msg":"watching LeaseCandidates"`) && strings.Contains(l, `"version":"coordination.k8s.io/v1beta1"`)
+	}) {
+		t.Errorf("the exporter did not log that it watches coordination.k8s.io/v1beta1 LeaseCandidates:\n%s", testsuite.Tail(exp.Logs(), 20))
+	}
+}
+
+// coordinatedFailover starts two replicas of the component name with coordinated election,
+// checks what the exporter shows of their candidates and election, kills the leader and
+// checks the re-election; it returns the scrapes before and after.
+func coordinatedFailover(t *testing.T, cp *controlplane.ControlPlane, client kubernetes.Interface, exp *exporterproc.Exporter, name string) (before, after coordinatedScrape) {
+	const ns = "kube-system"
 	procs := make([]*controlplane.Process, 2)
 	for i := range procs {
 		p, err := cp.StartComponent(context.Background(), name, "--feature-gates=CoordinatedLeaderElection=true")
@@ -117,7 +137,7 @@ func TestCoordinatedLeaderElectionCandidates(t *testing.T) {
 	}
 
 	var leader *controlplane.Process
-	before := untilCoordinated(t, exp, ns, name, "two candidates, one elected, and the exporter shows them", func(c coordinatedScrape) error {
+	before = untilCoordinated(t, exp, ns, name, "two candidates, one elected, and the exporter shows them", func(c coordinatedScrape) error {
 		if c.watched != 1 {
 			return fmt.Errorf("lease_exporter_lease_candidates_watched %v, want 1", c.watched)
 		}
@@ -155,23 +175,18 @@ func TestCoordinatedLeaderElectionCandidates(t *testing.T) {
 			}
 		}
 		if len(leading) != 1 {
-			return fmt.Errorf("%d of 2 kube-schedulers logged %q", len(leading), acquiredLog)
+			return fmt.Errorf("%d of 2 %ss logged %q", len(leading), name, acquiredLog)
 		}
 		leader = leading[0]
 		return nil
 	})
-	t.Logf("candidates %v; %s leads", keys(before.candidates), before.holder)
-	if !slices.ContainsFunc(strings.Split(exp.Logs(), "\n"), func(l string) bool {
-		return strings.Contains(l, `"msg":"watching LeaseCandidates"`) && strings.Contains(l, `"version":"coordination.k8s.io/v1beta1"`)
-	}) {
-		t.Errorf("the exporter did not log that it watches coordination.k8s.io/v1beta1 LeaseCandidates:\n%s", testsuite.Tail(exp.Logs(), 20))
-	}
+	t.Logf("%s: candidates %v; %s leads", name, keys(before.candidates), before.holder)
 
 	if err := leader.Kill(); err != nil { // no release: the Lease must expire, the API server re-elect
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	after := untilCoordinated(t, exp, ns, name, "the surviving candidate is preferred and takes over", func(c coordinatedScrape) error {
+	after = untilCoordinated(t, exp, ns, name, "the surviving candidate is preferred and takes over", func(c coordinatedScrape) error {
 		if c.holder == before.holder || c.holder == "" {
 			return fmt.Errorf("holder %q", c.holder)
 		}
@@ -180,8 +195,15 @@ func TestCoordinatedLeaderElectionCandidates(t *testing.T) {
 		}
 		return preferredConsistent(c)
 	})
-	t.Logf("%s killed; %s took over, exported %s later", before.holder, after.holder, time.Since(killed).Round(100*time.Millisecond))
+	t.Logf("%s: %s killed; %s took over, exported %s later", name, before.holder, after.holder, time.Since(killed).Round(100*time.Millisecond))
+	return before, after
+}
 
+// testCoordinatedUpgrade runs the kube-scheduler failover, then adds a candidate of an older
+// version (an upgrade in progress) and checks the API server prefers it while another holds.
+func testCoordinatedUpgrade(t *testing.T, cp *controlplane.ControlPlane, client kubernetes.Interface, exp *exporterproc.Exporter) {
+	const ns, name = "kube-system", controlplane.KubeScheduler
+	before, _ := coordinatedFailover(t, cp, client, exp, name)
 	// An upgrade in progress: a candidate of an older version, written as its component would.
 	renew := metav1.NowMicro()
 	older := &coordinationv1beta1.LeaseCandidate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "older-scheduler"},
