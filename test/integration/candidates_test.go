@@ -85,8 +85,8 @@ func untilCoordinated(t *testing.T, exp *exporterproc.Exporter, ns, lease, what 
 // kube-controller-managers register LeaseCandidates and
 // the API server elects between them. The exporter must show the candidates with their
 // versions, the strategy, the preferred holder and the holder, follow a crash of the leader,
-// and show an older candidate (an upgrade in progress, written through the API as a component
-// of an older version would) as the API server prefers it.
+// and show an older candidate (an upgrade in progress, one minor older, written through the
+// API as a component of that version would) as the API server prefers it.
 func TestCoordinatedLeaderElectionCandidates(t *testing.T) {
 	cp := controlplane.StartForTest(t, controlplane.Options{APIServerArgs: []string{
 		"--feature-gates=CoordinatedLeaderElection=true",
@@ -204,11 +204,19 @@ func coordinatedFailover(t *testing.T, cp *controlplane.ControlPlane, client kub
 func testCoordinatedUpgrade(t *testing.T, cp *controlplane.ControlPlane, client kubernetes.Interface, exp *exporterproc.Exporter) {
 	const ns, name = "kube-system", controlplane.KubeScheduler
 	before, _ := coordinatedFailover(t, cp, client, exp, name)
-	// An upgrade in progress: a candidate of an older version, written as its component would.
+	// An upgrade in progress: a candidate one minor older than the running schedulers (1.35 on
+	// 1.36 binaries, 1.33 on 1.34), written as its component would.
+	var minor int
+	for _, labels := range before.candidates {
+		if _, err := fmt.Sscanf(labels["emulation_version"], "1.%d.", &minor); err != nil {
+			t.Fatalf("emulation_version %q: %v", labels["emulation_version"], err)
+		}
+	}
+	olderVersion := fmt.Sprintf("1.%d.0", minor-1)
 	renew := metav1.NowMicro()
 	older := &coordinationv1beta1.LeaseCandidate{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "older-scheduler"},
-		Spec: coordinationv1beta1.LeaseCandidateSpec{LeaseName: name, RenewTime: &renew, BinaryVersion: "1.35.4",
-			EmulationVersion: "1.35.0", Strategy: coordinationv1.OldestEmulationVersion}}
+		Spec: coordinationv1beta1.LeaseCandidateSpec{LeaseName: name, RenewTime: &renew, BinaryVersion: olderVersion,
+			EmulationVersion: olderVersion, Strategy: coordinationv1.OldestEmulationVersion}}
 	if _, err := client.CoordinationV1beta1().LeaseCandidates(ns).Create(context.Background(), older, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +226,7 @@ func testCoordinatedUpgrade(t *testing.T, cp *controlplane.ControlPlane, client 
 	go answerPings(ctx, client, ns, older.Name)
 	untilCoordinated(t, exp, ns, name, "the older candidate is exported beside the others", func(c coordinatedScrape) error {
 		labels, ok := c.candidates["older-scheduler"]
-		if !ok || labels["binary_version"] != "1.35.4" || labels["emulation_version"] != "1.35.0" {
+		if !ok || labels["binary_version"] != olderVersion || labels["emulation_version"] != olderVersion {
 			return fmt.Errorf("older-scheduler labels %v", labels)
 		}
 		// The killed scheduler's candidate stays until garbage-collected: 3 candidates, the
@@ -245,9 +253,10 @@ func testCoordinatedUpgrade(t *testing.T, cp *controlplane.ControlPlane, client 
 		t.Error(err)
 	}
 	t.Logf("older-scheduler preferred; holder %q, lease_holder_is_preferred %v", preferred.holder, preferred.isPrefer)
-	// The API server's deprecation warning for v1beta1 comes with every list and watch.
-	if n := strings.Count(exp.Logs(), "LeaseCandidate is deprecated"); n != 1 {
-		t.Errorf("the v1beta1 deprecation warning logged %d times, want once", n)
+	// 1.36's deprecation warning for v1beta1 comes with every list and watch (1.34 and 1.35
+	// send none).
+	if n := strings.Count(exp.Logs(), "LeaseCandidate is deprecated"); n > 1 {
+		t.Errorf("the v1beta1 deprecation warning logged %d times, want at most once", n)
 	}
 }
 
