@@ -10,6 +10,7 @@ package informer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -37,14 +38,32 @@ type View interface {
 type Leases struct {
 	clients clients
 	host    string
-	logger  *slog.Logger
 	scopes  []runner         // every scope of every source
 	locks   []*store[*Lease] // the stores of the lock sources' scopes, which Range reads
-	health  *health
-	wg      sync.WaitGroup
+	// candidates are the stores of the LeaseCandidate scopes, empty until DiscoverCandidates
+	// finds the API served and readable.
+	candidates []*store[*Candidate]
+	opts       Options
+	logger     *slog.Logger
+	health     *health
+	wg         sync.WaitGroup
 }
 
-var _ View = (*Leases)(nil)
+var (
+	_ View          = (*Leases)(nil)
+	_ CandidateView = (*Leases)(nil)
+)
+
+// CandidateView is what the collector may see of the LeaseCandidates (coordinated leader
+// election). It is separate from View because most views have none.
+type CandidateView interface {
+	// WatchingCandidates reports whether LeaseCandidates are watched at all: without, no
+	// candidates says nothing about the cluster.
+	WatchingCandidates() bool
+	// RangeCandidates calls fn for every cached LeaseCandidate. fn must not modify or retain
+	// the record's fields.
+	RangeCandidates(fn func(*Candidate))
+}
 
 // runner is what Leases needs of a scope, whatever record type it caches.
 type runner interface {
@@ -62,6 +81,8 @@ func New(cfg *rest.Config, opts Options, logger *slog.Logger, reg prometheus.Reg
 		return nil, err
 	}
 	l := newLeases(opts, logger, reg)
+	// One handler for every client, so each distinct warning is logged once in all.
+	cfg = withWarnings(cfg, &onceWarnings{logger: l.logger})
 	watchCfg := WatchConfig(cfg, opts.WatchBatch, l.health.inInitialStream)
 	var c clients
 	var err error
@@ -71,11 +92,10 @@ func New(cfg *rest.Config, opts Options, logger *slog.Logger, reg prometheus.Reg
 	if c.watch, err = kubernetes.NewForConfig(watchCfg); err != nil {
 		return nil, fmt.Errorf("build watch client: %w", err)
 	}
-	warnings := &onceWarnings{logger: l.logger}
-	if c.metaList, err = metadata.NewForConfig(withWarnings(cfg, warnings)); err != nil {
+	if c.metaList, err = metadata.NewForConfig(cfg); err != nil {
 		return nil, fmt.Errorf("build metadata client: %w", err)
 	}
-	if c.metaWatch, err = metadata.NewForConfig(withWarnings(watchCfg, warnings)); err != nil {
+	if c.metaWatch, err = metadata.NewForConfig(watchCfg); err != nil {
 		return nil, fmt.Errorf("build metadata watch client: %w", err)
 	}
 	l.host = cfg.Host
@@ -105,7 +125,7 @@ func newLeases(opts Options, logger *slog.Logger, reg prometheus.Registerer) *Le
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Leases{logger: logger, health: newHealth(logger, newMetrics(reg), opts.now())}
+	return &Leases{health: newHealth(logger, newMetrics(reg), opts.now()), opts: opts, logger: logger}
 }
 
 // addSources builds the scopes of every source: one per lock kind in opts.Locks. A kind with
@@ -165,6 +185,57 @@ func (l *Leases) reportProblems(prev, rec *Lease) *Lease {
 			"annotation", LeaderAnnotation, "problems", describeProblems(problems))
 	}
 	return rec
+}
+
+// DiscoverCandidates finds out whether the API server serves LeaseCandidates (coordinated
+// leader election) in a version the exporter reads and lets it list them; if so, it adds their
+// scopes, which Start then runs. Call it before Start. Not served, forbidden or turned off
+// (Options.NoCandidates) leaves the feature off, says so in one info line and in
+// lease_exporter_lease_candidates_watched, and is no error; only an API server that does not
+// answer is.
+func (l *Leases) DiscoverCandidates(ctx context.Context) error {
+	if l.opts.NoCandidates {
+		l.logger.Info("not watching LeaseCandidates: turned off by option")
+		return nil
+	}
+	namespaces := l.opts.Namespaces
+	if len(namespaces) == 0 {
+		namespaces = []string{metav1.NamespaceAll}
+	}
+	version, err := discoverCandidates(ctx, l.clients, namespaces)
+	if errors.Is(err, errCandidatesUnavailable) {
+		l.logger.Info("not watching LeaseCandidates: coordinated leader election is not available to the exporter", "err", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	// The lease selector is not applied: a candidate's labels are not its Lease's (the
+	// components set none), so any selector would drop them all.
+	opts := l.opts
+	opts.LeaseSelector = ""
+	for _, s := range newScopes(candidateSource{version}, observeCandidate, l.clients, namespaces, opts, opts.now(), l.health.metrics, l.health) {
+		l.scopes = append(l.scopes, s)
+		l.candidates = append(l.candidates, s.store)
+	}
+	l.health.metrics.candidatesWatched.Set(1)
+	l.logger.Info("watching LeaseCandidates", "version", "coordination.k8s.io/"+version)
+	return nil
+}
+
+// WatchingCandidates implements CandidateView.
+func (l *Leases) WatchingCandidates() bool { return len(l.candidates) > 0 }
+
+// RangeCandidates calls fn for every cached LeaseCandidate; none while they are not watched.
+// fn must not modify or retain the record's fields.
+func (l *Leases) RangeCandidates(fn func(*Candidate)) {
+	var buf []*Candidate
+	for _, s := range l.candidates {
+		buf = s.list(buf[:0])
+		for _, c := range buf {
+			fn(c)
+		}
+	}
 }
 
 // Start starts watching; the reflectors stop when ctx is done.

@@ -30,8 +30,8 @@ func TestNewFromConfig(t *testing.T) {
 	}
 }
 
-// TestWarningsLoggedOnce: the Endpoints deprecation warning comes with every list and watch;
-// it is logged once per distinct text.
+// TestWarningsLoggedOnce: deprecation warnings (v1 Endpoints; v1beta1 LeaseCandidate on 1.36)
+// come with every list and watch; each distinct text is logged once, at info.
 func TestWarningsLoggedOnce(t *testing.T) {
 	var log syncBuffer
 	w := &onceWarnings{logger: slog.New(slog.NewTextHandler(&log, nil))}
@@ -40,6 +40,15 @@ func TestWarningsLoggedOnce(t *testing.T) {
 		cfg.WarningHandlerWithContext.HandleWarningHeaderWithContext(context.Background(), 299, "-", "v1 Endpoints is deprecated")
 	}
 	w.HandleWarningHeaderWithContext(context.Background(), 299, "-", "something else")
+	// The plain interface (clients built without context) shares the same memory.
+	w.HandleWarningHeader(299, "-", "v1 Endpoints is deprecated")
+	w.HandleWarningHeader(199, "-", "not a warning of the API server")
+	if n := strings.Count(log.String(), "level=INFO"); n != 2 {
+		t.Fatalf("%d lines logged at info, want 2 (one per distinct warning):\n%s", n, log.String())
+	}
+	if strings.Contains(log.String(), "not a warning of the API server") {
+		t.Fatalf("a non-299 warning was logged:\n%s", log.String())
+	}
 	if n := strings.Count(log.String(), "deprecated"); n != 1 {
 		t.Fatalf("the same warning logged %d times, want once:\n%s", n, log.String())
 	}

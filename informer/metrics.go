@@ -14,7 +14,8 @@ type metrics struct {
 	watchErrors                        *prometheus.CounterVec
 	lastEventEpoch                     prometheus.Gauge
 	// parseErrors counts the fields of annotation locks' leader records that could not be read.
-	parseErrors *prometheus.CounterVec
+	parseErrors       *prometheus.CounterVec
+	candidatesWatched prometheus.Gauge
 }
 
 // errorReasons are pre-created, as are the event types, so rate() has a zero to start from.
@@ -43,6 +44,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "lease_exporter_lock_parse_errors_total",
 			Help: "Fields of ConfigMap and Endpoints locks' leader records that could not be read, by lock kind and reason, counted once per new version of the object.",
 		}, []string{"kind", "reason"}),
+		candidatesWatched: f.NewGauge(prometheus.GaugeOpts{
+			Name: "lease_exporter_lease_candidates_watched",
+			Help: "Whether the exporter watches LeaseCandidates (1) or not (0: turned off, not served by the API server, or forbidden).",
+		}),
 	}
 	m.added, m.modified = m.watchEvents.WithLabelValues("added"), m.watchEvents.WithLabelValues("modified")
 	m.deleted, m.bookmark = m.watchEvents.WithLabelValues("deleted"), m.watchEvents.WithLabelValues("bookmark")

@@ -31,6 +31,9 @@ type Options struct {
 	// WatchBatch is how long watch events may queue before they are read together
 	// (see WatchConfig); 0 reads each as it arrives.
 	WatchBatch time.Duration
+	// NoCandidates turns off watching LeaseCandidates (coordinated leader election), which
+	// DiscoverCandidates otherwise enables wherever the API server serves them.
+	NoCandidates bool
 	// History bounds the election history kept per lock; the zero value keeps none.
 	History HistoryOptions
 	// Now is the clock; nil means time.Now. Tests replace it.

@@ -37,6 +37,8 @@ type options struct {
 	extendedMetrics bool
 	// reachTimeout bounds the start-up check that the API server answers at all.
 	reachTimeout time.Duration
+	// leaseCandidates watches LeaseCandidates wherever the API server serves them.
+	leaseCandidates bool
 	// historyClasses names the classes that keep an election history (informer.HistoryOptions).
 	historyClasses string
 }
@@ -56,6 +58,7 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.namespacesExcl, "namespaces-exclude", "", "Comma-separated namespaces not to watch.")
 	fs.StringVar(&o.informer.LeaseSelector, "lease-selector", "", "Label selector: only Leases matching it are exported (e.g. 'app!=test').")
 	fs.BoolVar(&o.extendedMetrics, "metrics.extended", false, "Also export the series the lean default leaves out because PromQL derives them (renew and expiry times, renew age, spec.leaseTransitions), and the leader-election series for node-heartbeat Leases.")
+	fs.BoolVar(&o.leaseCandidates, "lease-candidates", o.leaseCandidates, "Watch LeaseCandidates (coordinated leader election) if the API server serves them and the exporter may list them; false never asks.")
 	fs.IntVar(&o.informer.Shard, "shard", 0, "This replica's shard number, from 0 to --total-shards - 1.")
 	fs.IntVar(&o.informer.TotalShards, "total-shards", 1, "Number of shards Leases are split across (stable hash of namespace/name).")
 	fs.DurationVar(&o.reachTimeout, "kube.reach-timeout", o.reachTimeout, "How long to wait at start for the API server to answer before exiting with code 4.")
@@ -101,6 +104,7 @@ func (o *options) Validate() error {
 		return err
 	}
 	o.informer.Locks = locks
+	o.informer.NoCandidates = !o.leaseCandidates
 	if err := o.informer.Validate(); err != nil {
 		return o.flagError(err)
 	}
@@ -163,7 +167,8 @@ func statusPagePath(path string) bool {
 // parseOptions parses args; an invalid flag is a usageError (exit code 2), reported after
 // the flag package has printed usage.
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
-	o := &options{reachTimeout: 15 * time.Second, informer: informer.Options{WatchBatch: 250 * time.Millisecond, History: informer.DefaultHistory}}
+	o := &options{reachTimeout: 15 * time.Second, informer: informer.Options{WatchBatch: 250 * time.Millisecond, History: informer.DefaultHistory},
+		leaseCandidates: true}
 	o.historyClasses = classNames(informer.DefaultHistory.Classes)
 	fs := flag.NewFlagSet("lease-exporter", flag.ContinueOnError)
 	fs.SetOutput(stderr)

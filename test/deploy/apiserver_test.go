@@ -164,10 +164,10 @@ func TestAgainstAPIServer(t *testing.T) {
 		t.Run("restricted pod admitted", func(t *testing.T) {
 			checkPodAdmission(ctx, t, client, dep)
 		})
-		t.Run("RBAC is list+watch on leases only", func(t *testing.T) {
+		t.Run("RBAC is list+watch on leases and leasecandidates only", func(t *testing.T) {
 			for _, ns := range []string{kustomizeNS, "kube-system", "default"} {
 				extra := subtract(e.canI(t, sa, ns), baseline(t, kustomizeNS))
-				if want := []string{"leases.coordination.k8s.io [] [] [list watch]"}; !slices.Equal(extra, want) {
+				if want := []string{"leasecandidates.coordination.k8s.io [] [] [list watch]", "leases.coordination.k8s.io [] [] [list watch]"}; !slices.Equal(extra, want) {
 					t.Errorf("in namespace %s the ServiceAccount may do, beyond the defaults:\n  %s\nwant:\n  %s", ns, strings.Join(extra, "\n  "), strings.Join(want, "\n  "))
 				}
 			}
@@ -245,8 +245,8 @@ func TestAgainstAPIServer(t *testing.T) {
 		})
 		t.Run("RBAC only in the watched namespaces", func(t *testing.T) {
 			for ns2, want := range map[string][]string{
-				"kube-system":     {"leases.coordination.k8s.io [] [] [list watch]"},
-				"kube-node-lease": {"leases.coordination.k8s.io [] [] [list watch]"},
+				"kube-system":     {"leasecandidates.coordination.k8s.io [] [] [list watch]", "leases.coordination.k8s.io [] [] [list watch]"},
+				"kube-node-lease": {"leasecandidates.coordination.k8s.io [] [] [list watch]", "leases.coordination.k8s.io [] [] [list watch]"},
 				"default":         nil,
 				ns:                nil,
 			} {

@@ -140,7 +140,7 @@ func substance(o object) object {
 
 var leaseRule = []any{map[string]any{
 	"apiGroups": []any{"coordination.k8s.io"},
-	"resources": []any{"leases"},
+	"resources": []any{"leases", "leasecandidates"},
 	"verbs":     []any{"list", "watch"},
 }}
 
@@ -209,7 +209,7 @@ func checkInvariants(t *testing.T, objs []object, ns string) {
 		t.Errorf("ServiceAccount automountServiceAccountToken = %v, want false", sa.get("automountServiceAccountToken"))
 	}
 
-	// RBAC: list+watch on leases, nothing else, bound to that ServiceAccount only.
+	// RBAC: list+watch on leases and leasecandidates, nothing else, bound to that ServiceAccount only.
 	roles := append(append([]object{}, byKind["ClusterRole"]...), byKind["Role"]...)
 	if len(roles) == 0 {
 		t.Fatal("no ClusterRole or Role")
@@ -224,7 +224,7 @@ func checkInvariants(t *testing.T, objs []object, ns string) {
 	}
 	for _, r := range roles {
 		if !reflect.DeepEqual(r.get("rules"), wantRules) {
-			t.Errorf("%s rules = %s, want only %s", r.key(), compact(r.get("rules")), compact(wantRules))
+			t.Errorf("%s rules = %s, want only %s (list+watch on leases and leasecandidates, and on the enabled annotation locks' resources)", r.key(), compact(r.get("rules")), compact(wantRules))
 		}
 	}
 	bindings := append(append([]object{}, byKind["ClusterRoleBinding"]...), byKind["RoleBinding"]...)

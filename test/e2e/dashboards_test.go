@@ -13,6 +13,7 @@ import (
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	coordinationv1beta1 "k8s.io/api/coordination/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -58,6 +59,9 @@ func TestDashboards(t *testing.T) {
 	s.pool("e2e-dash-c", "batch", "batch", 2)
 	// "Leaders without a valid holder": a Lease whose leader released it and nobody took over.
 	orphan := s.candidate(detailNS, "orphan", "orphan-0", election.Fast, true)
+	// LeaseCandidates of the detail Lease in the middle of an upgrade, written through the API
+	// as coordinated components write them, for the lease-detail candidate panels.
+	leaseCandidates(t, detailNS, detailLease, map[string]string{"ctrl-old": "1.35.0", "ctrl-new": "1.36.0"})
 
 	// Node heartbeats as a kubelet writes them, one of which stops: "stale" and "expired".
 	s.show("kube-node-lease", nodes...)
@@ -228,5 +232,27 @@ func deleteLease(t *testing.T, ns, name string) {
 	err := env.client.CoordinationV1().Leases(ns).Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		t.Errorf("delete lease %s/%s: %v", ns, name, err)
+	}
+}
+
+// leaseCandidates creates one LeaseCandidate per name (to its emulation version) for lease,
+// deleted at the end of the test.
+func leaseCandidates(t *testing.T, ns, lease string, emulation map[string]string) {
+	t.Helper()
+	for name, version := range emulation {
+		now := metav1.NowMicro()
+		_, err := env.client.CoordinationV1beta1().LeaseCandidates(ns).Create(context.Background(), &coordinationv1beta1.LeaseCandidate{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: coordinationv1beta1.LeaseCandidateSpec{LeaseName: lease, RenewTime: &now, BinaryVersion: version,
+				EmulationVersion: version, Strategy: coordinationv1.OldestEmulationVersion},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("create LeaseCandidate %s/%s: %v", ns, name, err)
+		}
+		t.Cleanup(func() {
+			if err := env.client.CoordinationV1beta1().LeaseCandidates(ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				t.Errorf("delete LeaseCandidate %s/%s: %v", ns, name, err)
+			}
+		})
 	}
 }

@@ -39,12 +39,14 @@ import (
 // Shortened `for:` durations for the test copy of the rules; expressions and thresholds stay
 // as shipped. NoLeader must still outlast a Fast failover (~5s) by a wide margin.
 const (
-	noLeaderFor     = 20 * time.Second
-	clockSkewFor    = 30 * time.Second
-	watchStaleFor   = 10 * time.Second
-	staleThreshold  = 60 * time.Second // "> 60" in LeaseExporterWatchStale, as shipped
-	scrapeInterval  = time.Second
-	exporterJobName = "lease-exporter" // promstack's job name; matches the rules' selector
+	noLeaderFor   = 20 * time.Second
+	clockSkewFor  = 30 * time.Second
+	watchStaleFor = 10 * time.Second
+	// preferredHolderFor replaces LeasePreferredHolderNotLeading's 5m.
+	preferredHolderFor = 20 * time.Second
+	staleThreshold     = 60 * time.Second // "> 60" in LeaseExporterWatchStale, as shipped
+	scrapeInterval     = time.Second
+	exporterJobName    = "lease-exporter" // promstack's job name; matches the rules' selector
 )
 
 type environment struct {
@@ -126,7 +128,10 @@ func (e *environment) setup() error {
 		// every stop ended in SIGKILL after 15s of a half-dead server that served the
 		// exporter's watch but refused the candidates' renewals. With a watch termination
 		// grace it closes watches at the SIGTERM and exits within seconds: a clean outage.
-		APIServerArgs: []string{"--shutdown-watch-termination-grace-period=2s"},
+		// Coordinated leader election on, so Leases keep spec.strategy and preferredHolder
+		// and LeaseCandidates are served (TestAlertsPreferredHolderNotLeading).
+		APIServerArgs: []string{"--shutdown-watch-termination-grace-period=2s",
+			"--feature-gates=CoordinatedLeaderElection=true", "--runtime-config=coordination.k8s.io/v1beta1=true"},
 	})
 	b := <-buildDone
 	if cp != nil {
@@ -183,6 +188,7 @@ func (e *environment) writeRules() (string, error) {
 		"--for", "LeaseNoLeader=" + noLeaderFor.String(),
 		"--for", "LeaseExporterWatchStale=" + watchStaleFor.String(),
 		"--for", "LeaseHolderClockSkew=" + clockSkewFor.String(),
+		"--for", "LeasePreferredHolderNotLeading=" + preferredHolderFor.String(),
 	}, os.Stderr)
 	if err != nil {
 		return "", err

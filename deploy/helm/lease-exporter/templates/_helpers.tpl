@@ -67,6 +67,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
     - coordination.k8s.io
   resources:
     - leases
+    - leasecandidates
   verbs:
     - list
     - watch
