@@ -189,7 +189,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		dep := deploymentOf(t, decodeObjects(t, manifests))
 		sa := "system:serviceaccount:" + kustomizeNS + ":lease-exporter"
 		t.Run("RBAC adds list+watch on configmaps and endpoints", func(t *testing.T) {
-			want := []string{"configmaps [] [] [list watch]", "endpoints [] [] [list watch]", "leases.coordination.k8s.io [] [] [list watch]"}
+			want := []string{"configmaps [] [] [list watch]", "endpoints [] [] [list watch]", "leasecandidates.coordination.k8s.io [] [] [list watch]", "leases.coordination.k8s.io [] [] [list watch]"}
 			for _, ns := range []string{kustomizeNS, "kube-system", "default"} {
 				if extra := subtract(e.canI(t, sa, ns), baseline(t, kustomizeNS)); !slices.Equal(extra, want) {
 					t.Errorf("in namespace %s the ServiceAccount may do, beyond the defaults:\n  %s\nwant:\n  %s", ns, strings.Join(extra, "\n  "), strings.Join(want, "\n  "))
@@ -267,7 +267,7 @@ func TestAgainstAPIServer(t *testing.T) {
 			run(t, root, helmEnv(t), helmPath(t), "upgrade", release, filepath.Join(root, chartDir),
 				"--kubeconfig", cp.KubeconfigPath(), "--namespace", ns,
 				"--set-json", `watch.namespaces=["kube-system","kube-node-lease"]`, "--set", "locks.configMaps=true")
-			withCM := []string{"configmaps [] [] [list watch]", "leases.coordination.k8s.io [] [] [list watch]"}
+			withCM := []string{"configmaps [] [] [list watch]", "leasecandidates.coordination.k8s.io [] [] [list watch]", "leases.coordination.k8s.io [] [] [list watch]"}
 			for ns2, want := range map[string][]string{"kube-system": withCM, "kube-node-lease": withCM, "default": nil, ns: nil} {
 				if extra := subtract(e.canI(t, sa, ns2), baseline(t, ns)); !slices.Equal(extra, want) {
 					t.Errorf("in namespace %s the ServiceAccount may do, beyond the defaults: %v, want %v", ns2, extra, want)
