@@ -69,12 +69,14 @@ func (candidateSource) decode(obj any) (*Candidate, bool) {
 	return nil, false
 }
 
-// errCandidatesUnavailable is why LeaseCandidates are not watched: not served, or forbidden.
+// errCandidatesUnavailable is why LeaseCandidates are not watched: not served, forbidden, or
+// the credentials rejected.
 var errCandidatesUnavailable = errors.New("LeaseCandidates unavailable")
 
 // discoverCandidates returns the preferred LeaseCandidate version the API server serves with
 // list and watch, after checking with one small list per namespace that the exporter may read
-// it. The error wraps errCandidatesUnavailable when the API is not served or is forbidden, and
+// it. The error wraps errCandidatesUnavailable when the API is not served, is forbidden or
+// the credentials are rejected, and
 // is anything else (the API server unreachable) otherwise.
 func discoverCandidates(ctx context.Context, c clients, namespaces []string) (string, error) {
 	version := ""
@@ -83,7 +85,10 @@ func discoverCandidates(ctx context.Context, c clients, namespaces []string) (st
 		if apierrors.IsNotFound(err) {
 			continue
 		}
-		if apierrors.IsForbidden(err) {
+		// Unauthorized too: a rejected token must not stop the exporter (it stays up, reports
+		// the failing Lease watch and recovers when the credentials do); candidates stay off
+		// until a restart, like a forbidden list.
+		if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
 			return "", fmt.Errorf("%w: discover coordination.k8s.io/%s: %w", errCandidatesUnavailable, v, err)
 		}
 		if err != nil {

@@ -118,6 +118,24 @@ func TestCandidatesForbiddenLeavesFeatureOff(t *testing.T) {
 	}
 }
 
+// TestCandidatesDiscoveryUnauthorizedLeavesFeatureOff: a rejected token makes discovery answer
+// 401. That must switch candidates off, not stop the exporter: with bad credentials it stays
+// up and reports its failing Lease watch until the credentials are fixed (TestNoSecretsInLogs).
+func TestCandidatesDiscoveryUnauthorizedLeavesFeatureOff(t *testing.T) {
+	client := fake.NewClientset()
+	serving(client, "v1beta1")
+	client.PrependReactor("get", "resource", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewUnauthorized("Unauthorized")
+	})
+	l, reg, logs := startCandidates(t, client, Options{})
+	if len(l.candidates) != 0 || watched(t, reg) != 0 {
+		t.Error("candidates watched although the credentials were rejected")
+	}
+	if !strings.Contains(logs.String(), "Unauthorized") {
+		t.Errorf("the info line does not say why:\n%s", logs)
+	}
+}
+
 func TestNoCandidatesOptionSkipsDiscovery(t *testing.T) {
 	client := fake.NewClientset()
 	serving(client, "v1beta1")
