@@ -225,7 +225,10 @@ func TestPythonConfigMapLockOnExistingConfigMap(t *testing.T) {
 	if len(held.others) != 0 {
 		t.Errorf("annotations besides the record survived: %v (python3-kubernetes fixed ConfigMapLock.get?)", held.others)
 	}
-	p.Stop()
+	p.Stop() // returns once the process has exited: it cannot write any more
+	// A renewal written just before the exit may still be on its way to the watch; let it
+	// land before counting, so only writes after the exit (there must be none) show.
+	time.Sleep(time.Second)
 	stopped := len(w.all())
 	time.Sleep(3 * time.Second)
 	got, err := env.client.CoreV1().ConfigMaps(ns).Get(context.Background(), "lock", metav1.GetOptions{})
