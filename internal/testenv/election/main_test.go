@@ -217,6 +217,23 @@ func (w *lockWatch) skews(from time.Time) []time.Duration {
 	return out
 }
 
+// checkSkew checks the holder's measured clock offset against want. Every sample is renewTime
+// minus when the watch delivered it, so its errors only push it below the truth: the write's
+// and the watch's latency, and up to 1 s more where the record keeps whole seconds (client-go's
+// annotation format). So no sample may be above want (beyond 0.5 s of clock noise), and the
+// best one, the largest, must be within 2 s below it; a busy API server can delay any one
+// write, such as the first acquisition, by seconds.
+func checkSkew(t *testing.T, w *lockWatch, skews []time.Duration, want time.Duration) {
+	t.Helper()
+	if len(skews) == 0 {
+		t.Fatalf("no renewals to measure\n%s", w.dump())
+	}
+	best := slices.Max(skews)
+	if d := best - want; d > 500*time.Millisecond || d < -2*time.Second {
+		t.Errorf("largest renewTime - seen = %v (of %v), want %v within -2s..+0.5s\n%s", best, skews, want, w.dump())
+	}
+}
+
 // writeCapture stores distinct annotation values as golden parser input, with a header
 // saying where they came from. Only with -capture.
 func writeCapture(t *testing.T, file, source string, rs []record) {
