@@ -49,11 +49,7 @@ func startExporter(ctx context.Context, bin, kubeconfig string, extra ...string)
 	if err != nil {
 		return nil, 0, err
 	}
-	p := &proc{Exporter: e}
-	if p.pid, err = pidOf("--web.listen-address=" + e.Addr()); err != nil {
-		p.killIfRunning()
-		return nil, 0, err
-	}
+	p := &proc{Exporter: e, pid: e.Pid()}
 	for {
 		resp, err := scrapeClient.Get(e.URL() + "/readyz")
 		if err == nil {
@@ -85,18 +81,6 @@ func (p *proc) killIfRunning() {
 	if !exited(p.Exporter) {
 		p.Kill()
 	}
-}
-
-// pidOf finds the process whose command line contains arg (the unique listen address).
-func pidOf(arg string) (int, error) {
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		b, err := os.ReadFile(d + "/cmdline")
-		if err == nil && bytes.Contains(b, []byte(arg+"\x00")) {
-			return strconv.Atoi(filepath.Base(d))
-		}
-	}
-	return 0, fmt.Errorf("no process with %s", arg)
 }
 
 // cpuSeconds is the process's CPU time: the sum over its threads of

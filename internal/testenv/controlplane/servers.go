@@ -45,6 +45,10 @@ func (cp *ControlPlane) startEtcdFresh(ctx context.Context) error {
 			"--initial-cluster=controlplane=" + peer,
 			// Throwaway data: durability only costs time on a busy disk.
 			"--unsafe-no-fsync=true",
+			// etcd's default 2 GiB quota is reached by hack/bench -configmaps (1 GB of
+			// ConfigMaps rewritten 50 times a second between compactions); etcd then refuses
+			// every write. 8 GiB is the largest size etcd recommends.
+			"--quota-backend-bytes=8589934592",
 		}
 		if err = cp.startEtcd(ctx); err == nil || !portTaken(err) {
 			return err

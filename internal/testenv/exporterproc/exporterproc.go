@@ -99,6 +99,9 @@ func (e *Exporter) URL() string { return "http://" + e.addr }
 // Addr returns host:port.
 func (e *Exporter) Addr() string { return e.addr }
 
+// Pid is the exporter's process id (for /proc measurements).
+func (e *Exporter) Pid() int { return e.cmd.Process.Pid }
+
 // Logs returns everything the process wrote so far.
 func (e *Exporter) Logs() string { return e.logs.String() }
 
