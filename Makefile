@@ -20,8 +20,9 @@ deps: ## Install test dependencies (Debian packages, control-plane binaries).
 
 test: lint ## Run every test: unit, real control plane (Kubernetes 1.36, 1.35, 1.34), demo, Prometheus/Alertmanager, rules, dashboards, deploy, fuzz, vulnerabilities.
 	@# The matrix's builds start at the lowest CPU priority, using what the suites leave idle;
-	@# the runs at the end wait on each build's lock.
-	for v in $(KUBE_MATRIX); do nice -n 19 hack/kube-binaries/build.sh $$v >/dev/null 2>&1 & done
+	@# the runs at the end wait on each build's lock. Their "building"/"built in" lines say
+	@# what a cold run spends on them.
+	for v in $(KUBE_MATRIX); do nice -n 19 hack/kube-binaries/build.sh $$v 2>&1 >/dev/null | grep --line-buffered -E ': (building|built) ' & done
 	KUBEBUILDER_ASSETS="$(ASSETS)" $(GO) test -race -count=1 -timeout 40m ./...
 	hack/dashcheck/check.sh
 	$(GO) test -run '^$$' -fuzz FuzzCollect -fuzztime 20s ./collector/
