@@ -90,7 +90,7 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
 	ldflags+=" -X $pkg.gitVersion=$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=${minor#1.}"
 	ldflags+=" -X $pkg.gitTreeState=clean"
 done
-(cd "$mod" && build_into "$bin" "Kubernetes $version: ${names[*]} (cold: 5-8 min on 2 cores)" "$ldflags" "${cmds[@]}")
+(cd "$mod" && build_into "$bin" "Kubernetes $version: ${names[*]} (cold: 4-8 min on 2 cores)" "$ldflags" "${cmds[@]}")
 
 # etcd next to them, so the dir works as KUBEBUILDER_ASSETS. Relink only on change: a running
 # test may be exec'ing the link right now.
