@@ -27,15 +27,15 @@ test: lint ## Run every test: unit, real control plane (Kubernetes 1.36, 1.35, 1
 	@# built beside lint, the longest suites started first, the matrix suites side by side,
 	@# which also broke a timing-bound test. On two cores, what runs side by side slows down
 	@# as much as it overlaps.)
-	hack/deps.sh >/dev/null
-	for v in $(KUBE_MATRIX); do nice -n 19 hack/kube-binaries/build.sh $$v 2>&1 >/dev/null | grep --line-buffered -E ': (building|built) ' & done
-	assets="$$(hack/deps.sh | tail -1)" && KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -count=1 -timeout 40m ./...
+	assets="$$(hack/deps.sh | tail -1)" && \
+	for v in $(KUBE_MATRIX); do nice -n 19 hack/kube-binaries/build.sh $$v 2>&1 >/dev/null | grep --line-buffered -E ': (building|built) ' & done && \
+	KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -count=1 -timeout 40m ./...
 	hack/dashcheck/check.sh
 	$(GO) test -run '^$$' -fuzz FuzzCollect -fuzztime 20s ./collector/
 	$(GO) test -run '^$$' -fuzz FuzzParseLeaderRecord -fuzztime 20s ./informer/
 	hack/govulncheck.sh --selftest
 	cd hack/tools/vuln && GOWORK=off $(GO) test -count=1 ./mkvulndb/
-	assets="$$(hack/deps.sh | tail -1)" && KUBEBUILDER_ASSETS="$$assets" $(GO) run ./hack/bench -smoke
+	KUBEBUILDER_ASSETS="$$(hack/kube-binaries/build.sh | tail -1)" $(GO) run ./hack/bench -smoke
 	for v in $(KUBE_MATRIX); do \
 		KUBEBUILDER_ASSETS="$$(hack/kube-binaries/build.sh $$v | tail -1)" $(GO) test -race -count=1 -timeout 20m ./test/integration/ || exit 1; \
 	done

@@ -31,9 +31,9 @@ import (
 //	              the ConfigMap locks renew
 //
 // Same number of locks and renewals each, in the same window; the second also lists and
-// watches every ConfigMap, metadata-only. Bytes read are the exporter's read() bytes (/proc/PID/io rchar), nearly all
-// from its API server connections: set against the ConfigMaps' total data they show whether
-// the data crossed the wire.
+// watches every ConfigMap, metadata-only. Bytes read are the exporter's read() bytes
+// (/proc/PID/io rchar), nearly all from its API server connections: set against the
+// ConfigMaps' total data they show whether the data crossed the wire.
 //
 //	go run ./hack/bench -configmaps 10000 -configmap-bytes 100000 -configmap-locks 100 -runs 3
 
@@ -148,7 +148,7 @@ func measurePair(ctx context.Context, c cmConfig, vs []cmVariant) ([]cmRun, erro
 			return nil, fmt.Errorf("%s: %w", v.name, err)
 		}
 		defer p.killIfRunning()
-		ps[i], rs[i].ready, rs[i].syncRead = p, ready, readBytes(p.pid)
+		ps[i], rs[i].ready, rs[i].syncRead = p, ready, readBytes(p.Pid())
 	}
 	time.Sleep(2 * time.Second) // the watches' first batches
 	for i, v := range vs {
@@ -167,7 +167,7 @@ func measurePair(ctx context.Context, c cmConfig, vs []cmVariant) ([]cmRun, erro
 
 	read0, cpu0 := make([]int64, len(vs)), make([]float64, len(vs))
 	for i, p := range ps {
-		read0[i], cpu0[i] = readBytes(p.pid), p.cpuSeconds()
+		read0[i], cpu0[i] = readBytes(p.Pid()), p.cpuSeconds()
 	}
 	start := time.Now()
 	renewals := make([]atomic.Int64, len(vs))
@@ -198,7 +198,7 @@ func measurePair(ctx context.Context, c cmConfig, vs []cmVariant) ([]cmRun, erro
 	secs := time.Since(start).Seconds()
 	for i, p := range ps {
 		rs[i].cpuPerS = (p.cpuSeconds() - cpu0[i]) / secs
-		rs[i].churnRead = readBytes(p.pid) - read0[i]
+		rs[i].churnRead = readBytes(p.Pid()) - read0[i]
 		rs[i].churnRate = float64(renewals[i].Load()) / secs
 		// A window whose renewals failed (an etcd out of space refuses every write) would
 		// measure an idle exporter; it must not slip into the medians.

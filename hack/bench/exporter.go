@@ -21,7 +21,6 @@ import (
 // and would disturb exactly what is being measured.
 type proc struct {
 	*exporterproc.Exporter
-	pid int
 }
 
 // prometheusAccept is what Prometheus 3 sends by default; the exporter negotiates the text
@@ -49,7 +48,7 @@ func startExporter(ctx context.Context, bin, kubeconfig string, extra ...string)
 	if err != nil {
 		return nil, 0, err
 	}
-	p := &proc{Exporter: e, pid: e.Pid()}
+	p := &proc{Exporter: e}
 	for {
 		resp, err := scrapeClient.Get(e.URL() + "/readyz")
 		if err == nil {
@@ -87,7 +86,7 @@ func (p *proc) killIfRunning() {
 // /proc/PID/task/TID/schedstat, the scheduler's nanosecond account that utime+stime (and so
 // process_cpu_seconds_total) reports in 10 ms ticks. Go threads do not exit, so no time is
 // lost with them. Falls back to the ticks of /proc/PID/stat.
-func (p *proc) cpuSeconds() float64 { return cpuOf(p.pid) }
+func (p *proc) cpuSeconds() float64 { return cpuOf(p.Pid()) }
 
 // cpuOf is cpuSeconds for any process, e.g. a Prometheus the bench started.
 func cpuOf(pid int) float64 {
@@ -114,7 +113,7 @@ func cpuOf(pid int) float64 {
 }
 
 // memory returns VmRSS and VmHWM (peak RSS) in bytes.
-func (p *proc) memory() (rss, hwm float64) { return memoryOf(p.pid) }
+func (p *proc) memory() (rss, hwm float64) { return memoryOf(p.Pid()) }
 
 // memoryOf is memory for any process.
 func memoryOf(pid int) (rss, hwm float64) {
