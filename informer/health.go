@@ -19,15 +19,18 @@ type health struct {
 	now     func() time.Time
 
 	mu sync.Mutex
-	// want, open and catchingUp count scopes: all of them, those whose watch is open, and
-	// those whose streaming list (sendInitialEvents) has not sent all its initial events.
-	want, open, catchingUp int
-	lostAt                 time.Time // when the view stopped being current
-	freshFrom              time.Time // zero until the open watches have caught up
-	everOpened             bool      // some watch has opened since start
-	failing                bool
-	failingSince           time.Time
-	failures               int
+	// want, open, catchingUp and resuming count scopes: all of them, those whose watch is
+	// open, those whose streaming list (sendInitialEvents) has not sent all its initial
+	// events, and those whose resumed watch has not yet shown the API server accepted it.
+	want, open, catchingUp, resuming int
+	// resumeUntil is when the latest resumed watch counts as accepted without an event.
+	resumeUntil  time.Time
+	lostAt       time.Time // when the view stopped being current
+	freshFrom    time.Time // zero until the open watches have caught up
+	everOpened   bool      // some watch has opened since start
+	failing      bool
+	failingSince time.Time
+	failures     int
 	// logged holds the reasons already logged in the current run of failures.
 	logged map[string]bool
 }
@@ -42,6 +45,7 @@ type watchState uint8
 const (
 	watchClosed     watchState = iota // none open: before the first, or after one ended
 	watchCatchingUp                   // a streaming list is sending its initial events
+	watchResuming                     // resumed without a list; not yet known to be accepted
 	watchCurrent                      // open, and the cache has everything it sent
 )
 
@@ -51,6 +55,8 @@ type reporter interface {
 	listed()
 	// opened records a watch the API server accepted; streaming is a streaming list's.
 	opened(streaming bool)
+	// delivered records the first event or bookmark of an open watch.
+	delivered()
 	// caughtUp records the end of a list; it ends a streaming list's initial events.
 	caughtUp()
 	// closed records a watch that ended, for whatever reason.
@@ -65,6 +71,9 @@ type scopeHealth struct {
 	h        *health
 	resource string     // e.g. "leases.coordination.k8s.io"
 	state    watchState // guarded by h.mu
+	// listedLast is set by a list and cleared by the next watch: that watch starts where the
+	// list ended, not at a resource version from before an outage. Guarded by h.mu.
+	listedLast bool
 }
 
 var _ reporter = (*scopeHealth)(nil)
@@ -84,35 +93,65 @@ func (s *scopeHealth) set(to watchState) {
 	if s.state != watchClosed {
 		h.open--
 	}
-	if s.state == watchCatchingUp {
+	switch s.state {
+	case watchCatchingUp:
 		h.catchingUp--
+	case watchResuming:
+		h.resuming--
 	}
 	if to != watchClosed {
 		h.open++
 	}
-	if to == watchCatchingUp {
+	switch to {
+	case watchCatchingUp:
 		h.catchingUp++
+	case watchResuming:
+		h.resuming++
 	}
 	s.state = to
 	h.metrics.setWatchUp(h.open == h.want)
 }
 
-// opened implements reporter. A plain watch resumes from the cache's resource version: the
-// API server replays what was missed at once, so the view is current from now on. (A settle
-// delay here made every reconnect evaluate fresh renewals at an older moment: negative renew
-// ages.) A streaming list is only current once its initial events are in; see caughtUp.
+// opened implements reporter. A plain watch that starts where a list ended is current at
+// once. A plain watch resumed from an older resource version (the reflector resumes after a
+// dropped connection without listing) is current once it delivers its first event or
+// bookmark, or after replayGrace without one: the API server replays what was missed at once,
+// or, when the version is too old for it (its watch cache is new after a restart), ends the
+// watch at once with 410 Gone, and the reflector relists. Until then the view stays frozen
+// where it was lost: counting the doomed watch as current made the exporter judge every Lease
+// at the moment it ended, with nothing received since the outage began, so Leases renewed all
+// along read as expired after an outage close to their duration. (Evaluating every resumed
+// watch at an older moment, even after its replay arrived, showed negative renew ages.)
+// A streaming list is only current once its initial events are in; see caughtUp.
 func (s *scopeHealth) opened(streaming bool) {
 	h := s.h
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.everOpened = true
-	if streaming {
+	switch {
+	case streaming:
 		s.set(watchCatchingUp)
-	} else {
+	case s.listedLast:
 		s.set(watchCurrent)
+	default:
+		s.set(watchResuming)
+		if until := h.now().Add(replayGrace); until.After(h.resumeUntil) {
+			h.resumeUntil = until
+		}
 	}
+	s.listedLast = false
 	h.markFreshIfCurrent()
 	h.recovered()
+}
+
+// delivered implements reporter: the API server accepted the resumed watch.
+func (s *scopeHealth) delivered() {
+	h := s.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.state == watchResuming {
+		s.set(watchCurrent)
+	}
 }
 
 // listed implements reporter. Before any watch has opened, the initial list is the freshest
@@ -126,6 +165,7 @@ func (s *scopeHealth) listed() {
 	if h.open < h.want && !h.everOpened {
 		h.lostAt = h.now()
 	}
+	s.listedLast = true
 }
 
 // caughtUp implements reporter. After a streaming list the watch stays open and this is its
@@ -143,7 +183,8 @@ func (s *scopeHealth) caughtUp() {
 }
 
 // closed implements reporter. A streaming list that ends before its initial events are all
-// in stops catching up with it.
+// in stops catching up with it; a resumed watch that ends before it counted as accepted
+// leaves the view frozen where it was lost.
 func (s *scopeHealth) closed() {
 	h := s.h
 	h.mu.Lock()
@@ -158,8 +199,8 @@ func (s *scopeHealth) closed() {
 // failed implements reporter.
 func (s *scopeHealth) failed(err error) { s.h.failed(s.resource, err) }
 
-// markFreshIfCurrent starts the fresh period once every watch is open and caught up.
-// Callers hold h.mu.
+// markFreshIfCurrent starts the fresh period once every watch is open and caught up (a
+// resumed watch still unaccepted delays it; see current). Callers hold h.mu.
 func (h *health) markFreshIfCurrent() {
 	if h.open == h.want && h.catchingUp == 0 {
 		h.freshFrom = h.now()
@@ -168,7 +209,8 @@ func (h *health) markFreshIfCurrent() {
 
 // current reports whether the view is current at now. Callers hold h.mu.
 func (h *health) current(now time.Time) bool {
-	return h.open == h.want && !h.freshFrom.IsZero() && !now.Before(h.freshFrom)
+	return h.open == h.want && !h.freshFrom.IsZero() && !now.Before(h.freshFrom) &&
+		(h.resuming == 0 || !now.Before(h.resumeUntil))
 }
 
 // inInitialStream reports whether some streaming list is still sending its initial events;

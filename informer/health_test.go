@@ -2,6 +2,7 @@ package informer
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,7 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
 )
 
 func TestFailuresLoggedOncePerRun(t *testing.T) {
@@ -47,6 +50,8 @@ func TestFreshAsOf(t *testing.T) {
 	if got := h.FreshAsOf(now); !got.Equal(t0) {
 		t.Fatalf("before any watch: %v", got)
 	}
+	a.listed()
+	b.listed()
 	a.opened(false)
 	now = now.Add(10 * time.Second)
 	if got := h.FreshAsOf(now); !got.Equal(t0) {
@@ -90,11 +95,13 @@ func TestStreamingListsCatchUpPerScope(t *testing.T) {
 	if got := h.FreshAsOf(now); !got.Equal(t0) {
 		t.Fatalf("one of two streaming lists caught up: view current at %v, want frozen at %v", got, t0)
 	}
-	// The other one fails before its initial events are in, and retries with a plain watch.
+	// The other one fails before its initial events are in, and retries with a plain list
+	// and watch.
 	b.closed()
 	if h.inInitialStream() {
 		t.Fatal("a streaming list that ended still counts as catching up")
 	}
+	b.listed()
 	b.opened(false)
 	if got := h.FreshAsOf(now); !got.Equal(now) {
 		t.Fatalf("both watches open and caught up: got %v, want now", got)
@@ -138,6 +145,99 @@ func TestRelistAfterOutageStaysFrozen(t *testing.T) {
 	s.listed()
 	if got := h.FreshAsOf(now); !got.Equal(lost) {
 		t.Fatalf("relist during outage moved the view to %v, want frozen at %v", got, lost)
+	}
+}
+
+// TestResumedWatchRefusedKeepsViewFrozen reproduces an API server restart that outlasts
+// nearly a Lease's duration: the reflector resumes its watch from the resource version it had
+// before the outage, without listing; the restarted API server's watch cache no longer has
+// it, and ends the watch at once with 410 Gone. Nothing arrived since the outage began, so
+// the view must stay frozen where it was lost: judged at the moment the refused watch ended,
+// Leases renewed all along read as expired (lease_held 0 in TestAPIServerRestartedThreeTimes).
+func TestResumedWatchRefusedKeepsViewFrozen(t *testing.T) {
+	now := t0
+	h := newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), func() time.Time { return now })
+	s := h.scope(leaseSource{}.resource())
+	s.listed()
+	s.opened(false)
+	now = now.Add(time.Minute)
+	lost := now
+	s.closed() // the API server goes away
+	now = now.Add(58 * time.Second)
+	s.opened(false) // resumed from the old resource version
+	if got := h.FreshAsOf(now); !got.Equal(lost) {
+		t.Fatalf("resumed watch counted as current before anything arrived: view at %v, want frozen at %v", got, lost)
+	}
+	now = now.Add(time.Millisecond)
+	s.closed() // 410 Gone: the reflector relists
+	if got := h.FreshAsOf(now.Add(time.Second)); !got.Equal(lost) {
+		t.Fatalf("refused resumed watch moved the view to %v, want frozen at %v", got, lost)
+	}
+	s.listed()
+	s.opened(false) // a watch from the relist's version is current at once
+	if got := h.FreshAsOf(now); !got.Equal(now) {
+		t.Fatalf("watch after a relist: view at %v, want now", got)
+	}
+}
+
+// TestResumedWatchAccepted: a resumed watch the API server accepts counts as current from its
+// first event or bookmark (its replay of what was missed), or after replayGrace when nothing
+// was missed and nothing arrives.
+func TestResumedWatchAccepted(t *testing.T) {
+	now := t0
+	h := newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), func() time.Time { return now })
+	s := h.scope(leaseSource{}.resource())
+	s.listed()
+	s.opened(false)
+	now = now.Add(5 * time.Minute)
+	lost := now
+	s.closed() // the watch timed out, as every watch does after 5-10 minutes
+	s.opened(false)
+	now = now.Add(10 * time.Millisecond)
+	s.delivered()
+	if got := h.FreshAsOf(now); !got.Equal(now) {
+		t.Fatalf("resumed watch after its first event: view at %v, want now", got)
+	}
+	s.closed()
+	lost = now
+	s.opened(false)
+	if got := h.FreshAsOf(now.Add(replayGrace / 2)); !got.Equal(lost) {
+		t.Fatalf("quiet resumed watch within replayGrace: view at %v, want %v", got, lost)
+	}
+	if at := now.Add(replayGrace); !h.FreshAsOf(at).Equal(at) {
+		t.Fatalf("quiet resumed watch after replayGrace: view at %v, want %v", h.FreshAsOf(at), at)
+	}
+}
+
+// TestScopeReportsFirstEventOfResumedWatch wires the above through a scope: its first watch
+// event tells health the resumed watch was accepted; later events do not take health's lock.
+func TestScopeReportsFirstEventOfResumedWatch(t *testing.T) {
+	client := fake.NewClientset()
+	m := newMetrics(prometheus.NewRegistry())
+	h := newHealth(slog.New(slog.DiscardHandler), m, time.Now)
+	s := newScopes(leaseSource{}, observe, clients{list: client, watch: client}, []string{""}, Options{}, time.Now, m, h)[0]
+	sh := s.health.(*scopeHealth)
+	if _, err := s.listFunc(context.Background(), metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := s.watchFunc(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sh.state != watchCurrent {
+		t.Fatalf("state %v for the watch after a list, want current", sh.state)
+	}
+	w.Stop()
+	if w, err = s.watchFunc(context.Background(), metav1.ListOptions{ResourceVersion: "7"}); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if sh.state != watchResuming {
+		t.Fatalf("state %v for a watch resumed without a list, want resuming", sh.state)
+	}
+	_ = s.Update(rawLease("u1", "8", "a", t0))
+	if sh.state != watchCurrent || s.awaitingEvent.Load() {
+		t.Fatalf("after the first event: state %v, awaiting %v; want current, not awaiting", sh.state, s.awaitingEvent.Load())
 	}
 }
 

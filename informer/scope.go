@@ -45,6 +45,7 @@ func newScopes[R record[R]](src source[R], observe func(prev, next R, now int64,
 	for _, ns := range namespaces {
 		s := &scope[R]{store: newStore(src.decode, observe, keep, now, m), src: src, clients: c, namespace: ns,
 			tweak: tweak, health: h.scope(src.resource())}
+		s.firstEvent = s.health.delivered
 		s.reflector = cache.New(&cache.Config{
 			Queue: s,
 			// The client tells the reflector whether streaming lists are possible (a fake
@@ -100,6 +101,7 @@ func (s *scope[R]) watchFunc(ctx context.Context, opts metav1.ListOptions) (watc
 		return nil, err
 	}
 	s.health.opened(opts.SendInitialEvents != nil && *opts.SendInitialEvents)
+	s.awaitingEvent.Store(true)
 	// A streaming list's initial events reach the store through Replace, never as live events.
 	s.liveFrom.Store(s.now().Add(replayGrace).UnixMicro())
 	return &trackedWatch{Interface: w, health: s.health, liveFrom: &s.liveFrom}, nil

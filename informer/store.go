@@ -28,6 +28,10 @@ type store[R record[R]] struct {
 	// scope's watch opened, past the replay of what changed while it was closed; 0 while no
 	// watch is open. The scope sets it; see live.
 	liveFrom atomic.Int64
+	// awaitingEvent is set while the scope's open watch has delivered nothing; the first event
+	// or bookmark clears it and calls firstEvent (the scope tells health the watch works).
+	awaitingEvent atomic.Bool
+	firstEvent    func()
 
 	// records is written only by the reflector's goroutine, under mu; scrapes read it.
 	mu      sync.RWMutex
@@ -223,6 +227,9 @@ func (s *store[R]) list(buf []R) []R {
 
 // event counts one watch event and returns the time it was received.
 func (s *store[R]) event(c prometheus.Counter) time.Time {
+	if s.awaitingEvent.Load() && s.awaitingEvent.CompareAndSwap(true, false) && s.firstEvent != nil {
+		s.firstEvent()
+	}
 	now := s.now()
 	c.Inc()
 	s.metrics.lastEventEpoch.Set(float64(now.UnixMilli()) / 1e3)
