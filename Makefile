@@ -7,10 +7,10 @@ ASSETS = $(shell hack/deps.sh | tail -1)
 # Older Kubernetes minors the integration suite also runs on (docs/compatibility.md says why).
 KUBE_MATRIX := 1.35 1.34
 
-.PHONY: help build test unit lint bench bench-prom demo deps generate clean
+.PHONY: help build test fuzz vuln-selftest unit lint bench bench-prom demo deps generate clean
 
 help: ## List the targets.
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 build: ## Build bin/lease-exporter exactly as the Dockerfile does.
 	hack/build.sh $(BIN)
@@ -22,23 +22,32 @@ test: lint ## Run every test: unit, real control plane (Kubernetes 1.36, 1.35, 1
 	@# Cold, most of this run is building Kubernetes (docs/compatibility.md, "What it costs").
 	@# 1.36, which every suite needs, builds first, with the other dependencies; the matrix's
 	@# older minors then build in the background at the lowest CPU priority, in what the
-	@# suites leave idle, and their runs at the end wait on each build's lock. The
-	@# "building"/"built in" lines say what each cost. (Measured cold, each was slower: 1.36
-	@# built beside lint, the longest suites started first, the matrix suites side by side,
-	@# which also broke a timing-bound test. On two cores, what runs side by side slows down
-	@# as much as it overlaps.)
+	@# suites leave idle. The matrix suites run last, one by one, once both are built; the
+	@# fuzzers and the vulnerability-scan self-test (CPU-bound compiles, no timing) run beside
+	@# them at the lowest priority, in what those suites leave idle. The "building"/"built in"
+	@# lines say what each build cost. (Measured cold, each of these was slower: 1.36 built
+	@# beside lint, the longest suites started first, the matrix suites side by side, which
+	@# also broke a timing-bound test. On two cores, what runs side by side at the same
+	@# priority slows down as much as it overlaps.)
 	assets="$$(hack/deps.sh | tail -1)" && \
 	for v in $(KUBE_MATRIX); do nice -n 19 hack/kube-binaries/build.sh $$v 2>&1 >/dev/null | grep --line-buffered -E ': (building|built) ' & done && \
 	KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -count=1 -timeout 40m ./...
 	hack/dashcheck/check.sh
+	KUBEBUILDER_ASSETS="$$(hack/kube-binaries/build.sh | tail -1)" $(GO) run ./hack/bench -smoke
+	for v in $(KUBE_MATRIX); do hack/kube-binaries/build.sh $$v >/dev/null || exit 1; done
+	log="$$(mktemp)" && { nice -n 19 $(MAKE) --no-print-directory fuzz vuln-selftest >"$$log" 2>&1 & bg=$$!; } && \
+	rc=0 && for v in $(KUBE_MATRIX); do \
+		KUBEBUILDER_ASSETS="$$(hack/kube-binaries/build.sh $$v | tail -1)" $(GO) test -race -count=1 -timeout 20m ./test/integration/ || { rc=1; break; }; \
+	done; \
+	wait $$bg || rc=1; echo "--- fuzz and vuln-selftest (run beside the matrix suites):"; cat "$$log"; rm -f "$$log"; exit $$rc
+
+fuzz: ## Fuzz the collector and the leader-record parser, 20 s each.
 	$(GO) test -run '^$$' -fuzz FuzzCollect -fuzztime 20s ./collector/
 	$(GO) test -run '^$$' -fuzz FuzzParseLeaderRecord -fuzztime 20s ./informer/
+
+vuln-selftest: ## Check the vulnerability scan's wiring offline (hack/govulncheck.sh --selftest, mkvulndb's tests).
 	hack/govulncheck.sh --selftest
 	cd hack/tools/vuln && GOWORK=off $(GO) test -count=1 ./mkvulndb/
-	KUBEBUILDER_ASSETS="$$(hack/kube-binaries/build.sh | tail -1)" $(GO) run ./hack/bench -smoke
-	for v in $(KUBE_MATRIX); do \
-		KUBEBUILDER_ASSETS="$$(hack/kube-binaries/build.sh $$v | tail -1)" $(GO) test -race -count=1 -timeout 20m ./test/integration/ || exit 1; \
-	done
 
 unit: ## Run only the fast unit tests (no control plane).
 	$(GO) test -race -short ./informer/... ./collector/... ./statuspage/... ./cmd/... ./alerts/...

@@ -5,6 +5,21 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
+# helm (pinned in hack/tools/go.mod, for the deploy tests) and the control plane build while
+# the Debian packages install: one downloads from Debian, the others from the Go module proxy,
+# and each compiles while the other waits on the network. Each build is locked and cached, so
+# concurrent callers (`make demo` beside `make test`) build once.
+out="$(mktemp)"
+trap 'kill $(jobs -p) 2>/dev/null; rm -f "$out"' EXIT
+"$root/hack/tools/build.sh" >&2 &
+helm=$!
+# --- kube-binaries (issue 14): etcd, kube-apiserver, kube-scheduler, kube-controller-manager
+# and kubectl 1.36, built from the Go module proxy into a cache outside the work tree (minutes
+# cold, a no-op warm). `hack/kube-binaries/build.sh 1.35` etc. build the test matrix's others.
+"$root/hack/kube-binaries/build.sh" >"$out" &
+kube=$!
+# --- end kube-binaries
+
 # Debian packages: real Prometheus, promtool and Alertmanager for rule tests and end-to-end
 # alerting. (etcd is not Debian's: hack/kube-binaries builds the one Kubernetes ships with.)
 need=()
@@ -44,11 +59,6 @@ if ! command -v chromium >/dev/null; then
 fi
 # <<< chromium
 
-# helm, pinned in hack/tools/go.mod, for the deploy tests.
-"$root/hack/tools/build.sh" >&2
-
-# --- kube-binaries (issue 14): etcd, kube-apiserver, kube-scheduler, kube-controller-manager
-# and kubectl 1.36, built from the Go module proxy into a cache outside the work tree (minutes
-# cold, a no-op warm). `hack/kube-binaries/build.sh 1.35` etc. build the test matrix's others.
-"$root/hack/kube-binaries/build.sh" | tail -1
-# --- end kube-binaries
+wait "$helm"
+wait "$kube"
+tail -1 "$out"

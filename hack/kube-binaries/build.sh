@@ -61,7 +61,10 @@ build_into() {
 	trap 'rm -rf "$tmp"' EXIT
 	out="$tmp/"
 	(($# == 1)) && out="$tmp/${names[0]}"
-	go build -mod=readonly -trimpath -ldflags "$ldflags" -o "$out" "$@"
+	# The binaries are stripped (-s -w), so the compiler's debug info would be thrown away:
+	# -dwarf=false skips making it, 15% of the build's CPU (kube-scheduler 1.34 cold: 302
+	# instead of 354 CPU-seconds).
+	go build -mod=readonly -trimpath -gcflags=all=-dwarf=false -ldflags "$ldflags" -o "$out" "$@"
 	# An older dir may hold links (etcd) next to the binaries; they are made again below.
 	rm -rf "$dir"
 	mv "$tmp" "$dir"
