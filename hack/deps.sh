@@ -10,7 +10,8 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # and each compiles while the other waits on the network. Each build is locked and cached, so
 # concurrent callers (`make demo` beside `make test`) build once.
 out="$(mktemp)"
-trap 'kill $(jobs -p) 2>/dev/null; rm -f "$out"' EXIT
+# (rm first: under set -e a failing command in the trap ends it, and kill fails with no jobs.)
+trap 'rm -f "$out"; kill $(jobs -p) 2>/dev/null || true' EXIT
 "$root/hack/tools/build.sh" >&2 &
 helm=$!
 # --- kube-binaries (issue 14): etcd, kube-apiserver, kube-scheduler, kube-controller-manager

@@ -65,10 +65,35 @@ func CheckPython(faketime bool) error {
 	if out, err := exec.Command(PythonPath, "-c", "import kubernetes.leaderelection.leaderelection").CombinedOutput(); err != nil {
 		return fmt.Errorf("%s cannot import kubernetes.leaderelection: %w: %s%s", PythonPath, err, strings.TrimSpace(string(out)), hint)
 	}
-	if _, err := exec.LookPath("faketime"); faketime && err != nil {
-		return fmt.Errorf("faketime: %w%s", err, hint)
+	if _, err := libfaketime(); faketime && err != nil {
+		return fmt.Errorf("%w%s", err, hint)
 	}
 	return nil
+}
+
+// FaketimeEnv returns the environment variables that shift a program's clock by offset
+// ("-120s", "+300s") with libfaketime preloaded, as the faketime wrapper does, but without
+// the wrapper: it creates a POSIX semaphore and shared memory named after its pid, which a
+// killed elector leaves in /dev/shm, and a later wrapper given the same pid fails with
+// "sem_open: File exists" (seen in a cold CI run after earlier runs on the same machine).
+// Go programs read the clock through the vDSO and are not shifted.
+func FaketimeEnv(offset string) ([]string, error) {
+	lib, err := libfaketime()
+	if err != nil {
+		return nil, err
+	}
+	return []string{"LD_PRELOAD=" + lib, "FAKETIME=" + offset}, nil
+}
+
+// libfaketime finds the library of Debian's faketime package (and of upstream's install).
+func libfaketime() (string, error) {
+	for _, pattern := range []string{"/usr/lib/*/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1",
+		"/usr/local/lib/faketime/libfaketime.so.1"} {
+		if m, _ := filepath.Glob(pattern); len(m) > 0 {
+			return m[0], nil
+		}
+	}
+	return "", errors.New("libfaketime.so.1 not found under /usr/lib/*/faketime, /usr/lib/faketime or /usr/local/lib/faketime")
 }
 
 // StartPython starts a Python elector. It runs until Kill or Stop, or until it fails to
@@ -97,9 +122,13 @@ func StartPython(o PythonOptions) (*PythonElector, error) {
 		"--kubeconfig", o.Kubeconfig, "--namespace", o.Namespace, "--name", o.Name, "--identity", o.Identity,
 		"--lock", string(lock), "--lease-duration", seconds(o.LeaseDuration, 15),
 		"--renew-deadline", seconds(o.RenewDeadline, 10), "--retry-period", seconds(o.RetryPeriod, 2)}
+	env := append(os.Environ(), o.Env...)
 	if o.Faketime != "" {
-		// faketime forks the program and waits for it: Kill signals the whole process group.
-		args = append([]string{"faketime", "-f", o.Faketime}, args...)
+		shift, err := FaketimeEnv(o.Faketime)
+		if err != nil {
+			return nil, err
+		}
+		env = append(env, shift...)
 	}
 	p := &PythonElector{Identity: o.Identity, logPath: filepath.Join(o.Dir, o.Identity+".log"), done: make(chan struct{})}
 	logFile, err := os.Create(p.logPath)
@@ -109,7 +138,7 @@ func StartPython(o PythonOptions) (*PythonElector, error) {
 	defer logFile.Close()
 	p.cmd = exec.Command(args[0], args[1:]...)
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
-	p.cmd.Env = append(os.Environ(), o.Env...)
+	p.cmd.Env = env
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("python elector %s: %w", o.Identity, err)
