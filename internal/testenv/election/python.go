@@ -73,9 +73,11 @@ func CheckPython(faketime bool) error {
 
 // FaketimeEnv returns the environment variables that shift a program's clock by offset
 // ("-120s", "+300s") with libfaketime preloaded, as the faketime wrapper does, but without
-// the wrapper: it creates a POSIX semaphore and shared memory named after its pid, which a
-// killed elector leaves in /dev/shm, and a later wrapper given the same pid fails with
-// "sem_open: File exists" (seen in a cold CI run after earlier runs on the same machine).
+// the wrapper. Both create a POSIX semaphore and shared memory named after the pid, which a
+// killed elector leaves in /dev/shm; given the same pid later, the wrapper exits with
+// "sem_open: File exists" (seen in a cold CI run after earlier runs on the same machine),
+// while the preloaded library carries on with the shifted clock (checked with leftovers
+// planted for the next pids).
 // Go programs read the clock through the vDSO and are not shifted.
 func FaketimeEnv(offset string) ([]string, error) {
 	lib, err := libfaketime()
