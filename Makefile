@@ -34,10 +34,10 @@ test: lint ## Run every test: unit, real control plane (Kubernetes 1.36, 1.35, 1
 	KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -count=1 -timeout 40m ./...
 	hack/dashcheck/check.sh
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries/build.sh | tail -1)" $(GO) run ./hack/bench -smoke
-	for v in $(KUBE_MATRIX); do hack/kube-binaries/build.sh $$v >/dev/null || exit 1; done
+	dirs=() && for v in $(KUBE_MATRIX); do d="$$(hack/kube-binaries/build.sh $$v)" || exit 1; dirs+=("$$d"); done && \
 	log="$$(mktemp)" && { nice -n 19 $(MAKE) --no-print-directory fuzz vuln-selftest >"$$log" 2>&1 & bg=$$!; } && \
-	rc=0 && for v in $(KUBE_MATRIX); do \
-		KUBEBUILDER_ASSETS="$$(hack/kube-binaries/build.sh $$v | tail -1)" $(GO) test -race -count=1 -timeout 20m ./test/integration/ || { rc=1; break; }; \
+	rc=0 && for d in "$${dirs[@]}"; do \
+		KUBEBUILDER_ASSETS="$$d" $(GO) test -race -count=1 -timeout 20m ./test/integration/ || { rc=1; break; }; \
 	done; \
 	wait $$bg || rc=1; echo "--- fuzz and vuln-selftest (run beside the matrix suites):"; cat "$$log"; rm -f "$$log"; exit $$rc
 

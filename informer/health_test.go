@@ -156,8 +156,8 @@ func TestRelistAfterOutageStaysFrozen(t *testing.T) {
 // Leases renewed all along read as expired (lease_held 0 in TestAPIServerRestartedThreeTimes).
 func TestResumedWatchRefusedKeepsViewFrozen(t *testing.T) {
 	now := t0
-	h := newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), func() time.Time { return now })
-	s := h.scope(leaseSource{}.resource())
+	s := loggingHealth(new(bytes.Buffer), &now)
+	h := s.h
 	s.listed()
 	s.opened(false)
 	now = now.Add(time.Minute)
@@ -185,12 +185,11 @@ func TestResumedWatchRefusedKeepsViewFrozen(t *testing.T) {
 // was missed and nothing arrives.
 func TestResumedWatchAccepted(t *testing.T) {
 	now := t0
-	h := newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), func() time.Time { return now })
-	s := h.scope(leaseSource{}.resource())
+	s := loggingHealth(new(bytes.Buffer), &now)
+	h := s.h
 	s.listed()
 	s.opened(false)
 	now = now.Add(5 * time.Minute)
-	lost := now
 	s.closed() // the watch timed out, as every watch does after 5-10 minutes
 	s.opened(false)
 	now = now.Add(10 * time.Millisecond)
@@ -199,7 +198,7 @@ func TestResumedWatchAccepted(t *testing.T) {
 		t.Fatalf("resumed watch after its first event: view at %v, want now", got)
 	}
 	s.closed()
-	lost = now
+	lost := now
 	s.opened(false)
 	if got := h.FreshAsOf(now.Add(replayGrace / 2)); !got.Equal(lost) {
 		t.Fatalf("quiet resumed watch within replayGrace: view at %v, want %v", got, lost)
