@@ -168,7 +168,10 @@ func TestUnreadableRecordCountedAndLoggedOnce(t *testing.T) {
 	// Repaired, then broken again: a second log line, for a new breakage.
 	f.update(t, configMapSource, lockMeta("a", "bad", "u1", "4", pythonRecord))
 	f.update(t, configMapSource, lockMeta("a", "bad", "u1", "5", `{"holderIdentity":"x","leaseDurationSeconds":0}`))
-	f.waitFor(t, "the second breakage", func() bool { return testutil.ToFloat64(badDuration) == 4 })
+	// reportProblems counts before it logs: wait for both, or the check races the log line.
+	f.waitFor(t, "the second breakage counted and logged", func() bool {
+		return testutil.ToFloat64(badDuration) == 4 && strings.Count(f.log.String(), "only partly readable") >= 2
+	})
 	if n := strings.Count(f.log.String(), "only partly readable"); n != 2 {
 		t.Fatalf("logged %d times after a repair and a new breakage, want 2:\n%s", n, f.log)
 	}
