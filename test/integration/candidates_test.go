@@ -123,6 +123,9 @@ func coordinatedFailover(t *testing.T, cp *controlplane.ControlPlane, client kub
 	const ns = "kube-system"
 	procs := make([]*controlplane.Process, 2)
 	for i := range procs {
+		if i > 0 {
+			startInLaterSecond(t, client, ns, name, i)
+		}
 		p, err := cp.StartComponent(context.Background(), name, "--feature-gates=CoordinatedLeaderElection=true")
 		if err != nil {
 			t.Fatal(err)
@@ -197,6 +200,41 @@ func coordinatedFailover(t *testing.T, cp *controlplane.ControlPlane, client kub
 	})
 	t.Logf("%s: %s killed; %s took over, exported %s later", name, before.holder, after.holder, time.Since(killed).Round(100*time.Millisecond))
 	return before, after
+}
+
+// startInLaterSecond waits until the n replicas started so far have registered their
+// LeaseCandidates for lease and the clock has passed the second the newest was created in.
+// Kubernetes' election controller (1.34-1.36) breaks a tie of versions by creationTimestamp,
+// which has whole seconds, and two candidates created in the same second tie both ways: it
+// then elects whichever its cache lists first, in no fixed order. In CI it flipped the
+// kube-controller-managers' holder every 10 to 40 s for two minutes and neither ever acquired
+// (what the exporter showed, correctly: lease_held 0 and holder changes climbing).
+func startInLaterSecond(t *testing.T, client kubernetes.Interface, ns, lease string, n int) {
+	t.Helper()
+	end := time.Now().Add(deadline)
+	for {
+		list, err := client.CoordinationV1beta1().LeaseCandidates(ns).List(context.Background(), metav1.ListOptions{})
+		var newest time.Time
+		registered := 0
+		if err == nil {
+			for _, c := range list.Items {
+				if c.Spec.LeaseName == lease {
+					registered++
+					if c.CreationTimestamp.After(newest) {
+						newest = c.CreationTimestamp.Time
+					}
+				}
+			}
+		}
+		if registered >= n {
+			time.Sleep(time.Until(newest.Add(time.Second + 50*time.Millisecond)))
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%d of %d %s LeaseCandidates registered within %s (%v)", registered, n, lease, deadline, err)
+		}
+		time.Sleep(poll)
+	}
 }
 
 // testCoordinatedUpgrade runs the kube-scheduler failover, then adds a candidate of an older
