@@ -156,10 +156,8 @@ func TestRelistAfterOutageStaysFrozen(t *testing.T) {
 // Leases renewed all along read as expired (lease_held 0 in TestAPIServerRestartedThreeTimes).
 func TestResumedWatchRefusedKeepsViewFrozen(t *testing.T) {
 	now := t0
-	s := loggingHealth(new(bytes.Buffer), &now)
+	s := watchingHealth(&now)
 	h := s.h
-	s.listed()
-	s.opened(false)
 	now = now.Add(time.Minute)
 	lost := now
 	s.closed() // the API server goes away
@@ -185,10 +183,8 @@ func TestResumedWatchRefusedKeepsViewFrozen(t *testing.T) {
 // was missed and nothing arrives.
 func TestResumedWatchAccepted(t *testing.T) {
 	now := t0
-	s := loggingHealth(new(bytes.Buffer), &now)
+	s := watchingHealth(&now)
 	h := s.h
-	s.listed()
-	s.opened(false)
 	now = now.Add(5 * time.Minute)
 	s.closed() // the watch timed out, as every watch does after 5-10 minutes
 	s.opened(false)
@@ -244,6 +240,14 @@ func TestScopeReportsFirstEventOfResumedWatch(t *testing.T) {
 func loggingHealth(logs *bytes.Buffer, now *time.Time) *scopeHealth {
 	h := newHealth(slog.New(slog.NewTextHandler(logs, nil)), newMetrics(prometheus.NewRegistry()), func() time.Time { return *now })
 	return h.scope(leaseSource{}.resource())
+}
+
+// watchingHealth returns a scope that has listed and opened its watch, current at *now.
+func watchingHealth(now *time.Time) *scopeHealth {
+	s := loggingHealth(new(bytes.Buffer), now)
+	s.listed()
+	s.opened(false)
+	return s
 }
 
 // TestPermissionFailureLoggedWithinRun reproduces RBAC revoked while the API server restarts:
