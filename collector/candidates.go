@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,7 +25,7 @@ var (
 	descCandidates = prometheus.NewDesc("lease_candidates",
 		"Number of LeaseCandidates contending for the Lease.", []string{"lease", "namespace"}, nil)
 	descFreshCandidates = prometheus.NewDesc("lease_candidates_fresh",
-		"Number of the Lease's LeaseCandidates the exporter saw renew within the last 10 minutes.", []string{"lease", "namespace"}, nil)
+		"Number of the Lease's LeaseCandidates the exporter saw renew within the last "+minutes(informer.CandidateFreshness)+".", []string{"lease", "namespace"}, nil)
 	descHolderIsPreferred = prometheus.NewDesc("lease_holder_is_preferred",
 		"Whether the Lease's holder is its spec.preferredHolder (1) or not (0); only for Leases that name one.", []string{"lease", "namespace"}, nil)
 )
@@ -66,7 +67,7 @@ func (c *CandidateCollector) Collect(ch chan<- prometheus.Metric) {
 	if !c.leases.HasSynced() {
 		return
 	}
-	at := c.leases.FreshAsOf(c.now()).UnixMicro()
+	at := informer.JudgedAt(c.leases, c.now()).UnixMicro()
 	// Without the candidates, a coordinated Lease's count would read 0 and page; the
 	// preferred holder comes from the Lease itself and is exported either way.
 	watching := c.candidates.WatchingCandidates()
@@ -105,4 +106,9 @@ func (c *CandidateCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descCandidates, prometheus.GaugeValue, float64(n.total), k.name, k.namespace)
 		ch <- prometheus.MustNewConstMetric(descFreshCandidates, prometheus.GaugeValue, float64(n.fresh), k.name, k.namespace)
 	}
+}
+
+// minutes spells d for a HELP text: "10 minutes".
+func minutes(d time.Duration) string {
+	return strconv.FormatFloat(d.Minutes(), 'f', -1, 64) + " minutes"
 }

@@ -40,7 +40,7 @@ func (c *LeaseCollector) Collect(ch chan<- prometheus.Metric) {
 	if !c.view.HasSynced() {
 		return
 	}
-	at := c.view.FreshAsOf(c.now()).UnixMicro()
+	at := informer.JudgedAt(c.view, c.now()).UnixMicro()
 	c.view.Range(func(l *informer.Lease) {
 		for _, f := range families {
 			v, ok := f.value(l, at)

@@ -44,7 +44,7 @@ func (c *StatusCollector) Describe(ch chan<- *prometheus.Desc) {
 // Collect emits the status metrics; Lease counts only once synced.
 func (c *StatusCollector) Collect(ch chan<- prometheus.Metric) {
 	now := c.now()
-	ch <- prometheus.MustNewConstMetric(descStale, prometheus.GaugeValue, max(now.Sub(c.view.FreshAsOf(now)).Seconds(), 0))
+	ch <- prometheus.MustNewConstMetric(descStale, prometheus.GaugeValue, informer.Staleness(informer.JudgedAt(c.view, now), now).Seconds())
 	if !c.view.HasSynced() {
 		ch <- prometheus.MustNewConstMetric(descSynced, prometheus.GaugeValue, 0)
 		return

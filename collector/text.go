@@ -40,7 +40,7 @@ func (w *TextWriter) Write(out io.Writer, self []*dto.MetricFamily) error {
 	var leases, byInfo []*informer.Lease
 	var at int64
 	if w.view.HasSynced() {
-		at = w.view.FreshAsOf(w.now()).UnixMicro()
+		at = informer.JudgedAt(w.view, w.now()).UnixMicro()
 		w.view.Range(func(l *informer.Lease) { leases = append(leases, l) })
 		// client_golang sorts a family's series by label values in label-name order. A lock is
 		// unique by kind, namespace and name, so lease_info's later labels never decide.

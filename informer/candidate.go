@@ -1,17 +1,10 @@
 package informer
 
 import (
-	"time"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
-
-// CandidateFreshness is how long after the exporter saw a LeaseCandidate renew it still
-// counts as fresh: two of client-go's renewal intervals (it renews every 5 minutes, and at
-// once when the API server pings it), so one late renewal is not a stale candidate.
-const CandidateFreshness = 10 * time.Minute
 
 // Candidate is the exporter's compact, immutable record of one LeaseCandidate
 // (coordination.k8s.io, coordinated leader election): a component's offer to lead the Lease
@@ -41,12 +34,6 @@ func (c *Candidate) Namespace() string { return c.key[:c.nameAt-1] }
 // Name is the LeaseCandidate's name, the identity the component elects itself under: the
 // API server writes it into the Lease's spec.preferredHolder.
 func (c *Candidate) Name() string { return c.key[c.nameAt:] }
-
-// Fresh reports whether the exporter saw the candidate renew within CandidateFreshness of at
-// (Unix µs).
-func (c *Candidate) Fresh(at int64) bool {
-	return c.ObservedRenewTime != 0 && at-c.ObservedRenewTime <= CandidateFreshness.Microseconds()
-}
 
 // storeKey implements record.
 func (c *Candidate) storeKey() string { return c.key }

@@ -236,24 +236,6 @@ const noSkew = math.MinInt32
 // watch; ok is false until it has seen one.
 func (l *Lease) ClockSkew() (millis int32, ok bool) { return l.skewMillis, l.skewMillis != noSkew }
 
-// Expiry returns when, by the exporter's clock, the Lease expires unless its record changes
-// again: ObservedRenewTime plus the lease duration (Unix µs); ok is false without a renewTime
-// or duration, which the API server's lease garbage collector also counts as expired.
-func (l *Lease) Expiry() (at int64, ok bool) {
-	if !l.HasRenewTime || !l.HasDuration {
-		return 0, false
-	}
-	return l.ObservedRenewTime + int64(l.DurationSeconds)*1e6, true
-}
-
-// Held reports whether the Lease has a holder and is not expired at time at (Unix µs),
-// judged as client-go's electors judge it: from when the record was seen to change, never by
-// comparing the holder's clock with ours.
-func (l *Lease) Held(at int64) bool {
-	expiry, ok := l.Expiry()
-	return l.Holder != "" && ok && expiry >= at
-}
-
 // Project copies what the exporter reads out of a full Lease; everything else
 // (managedFields, labels, annotations, owner references) is left for the garbage collector.
 // It is the informer's transform minus the observed state, exported for tests that build

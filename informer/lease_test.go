@@ -40,24 +40,6 @@ func TestProjectDropsUnusedMetadata(t *testing.T) {
 	}
 }
 
-func TestExpiry(t *testing.T) {
-	l := Project(rawLease("u", "1", "a", t0))
-	for _, tc := range []struct {
-		at   time.Time
-		held bool
-	}{
-		{t0, true}, {t0.Add(15 * time.Second), true}, {t0.Add(15*time.Second + time.Microsecond), false},
-	} {
-		if got := l.Held(tc.at.UnixMicro()); got != tc.held {
-			t.Errorf("Held at %v = %v, want %v", tc.at.Sub(t0), got, tc.held)
-		}
-	}
-	l.Holder = ""
-	if l.Held(t0.UnixMicro()) {
-		t.Error("a Lease without holder is held")
-	}
-}
-
 func TestUIDRoundTrip(t *testing.T) {
 	const id = "0b5e8a52-4c0e-4f7e-9a55-000000000042"
 	if got := parseUID(id).String(); got != id {

@@ -67,7 +67,7 @@ func (h *Handler) listJSON(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) detailJSON(w http.ResponseWriter, r *http.Request) {
-	d, ok := find(h.view, h.now(), r.PathValue("namespace"), r.PathValue("name"), kindOf(r))
+	d, ok := find(h.view, informer.JudgedAt(h.view, h.now()), r.PathValue("namespace"), r.PathValue("name"), kindOf(r))
 	if !ok {
 		h.writeJSON(w, http.StatusNotFound, map[string]string{"error": notFound(r)})
 		return
@@ -106,10 +106,11 @@ func (h *Handler) listPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) detailPage(w http.ResponseWriter, r *http.Request) {
-	d, ok := find(h.view, h.now(), r.PathValue("namespace"), r.PathValue("name"), kindOf(r))
+	at := informer.JudgedAt(h.view, h.now())
+	d, ok := find(h.view, at, r.PathValue("namespace"), r.PathValue("name"), kindOf(r))
 	if !ok {
 		h.render(w, http.StatusNotFound, "notfound", notFound(r))
 		return
 	}
-	h.render(w, http.StatusOK, "detail", detailView(d))
+	h.render(w, http.StatusOK, "detail", detailView(d, at))
 }

@@ -334,6 +334,32 @@ func TestStaleViewIsJudgedWhenTheWatchBroke(t *testing.T) {
 	}
 }
 
+// The detail page says when it judged the lock: the judgement's time (informer.JudgedAt),
+// not one rebuilt from the renew age, which a lock without a renewTime does not have.
+func TestDetailPageSaysWhenItJudged(t *testing.T) {
+	o := informer.NewObserver(informer.DefaultHistory)
+	renewed := o.Observe(lease("ns", "renewed", "u-1", 1, "h", t0, t0), t0, true)
+	unrenewed := lease("ns", "unrenewed", "u-2", 1, "h", t0, t0)
+	unrenewed.Spec.RenewTime = nil
+	never := o.Observe(unrenewed, t0, true)
+	leases := []*informer.Lease{renewed, never}
+	for _, tc := range []struct {
+		name string
+		view informer.View
+		want string
+	}{
+		{"current", view{leases: leases, synced: true}, "2026-11-24T03:01:00Z"},
+		{"stale", frozenView{view{leases: leases, synced: true}, t0.Add(time.Second)}, "2026-11-24T03:00:01Z"},
+	} {
+		h := New(tc.view, slog.New(slog.DiscardHandler), func() time.Time { return t0.Add(time.Minute) })
+		for _, path := range []string{"/leases/ns/renewed", "/leases/ns/unrenewed"} {
+			if _, body := get(t, h, path); !strings.Contains(body, "judged at "+tc.want+")") {
+				t.Errorf("%s view, %s: the page does not say it judged at %s", tc.name, path, tc.want)
+			}
+		}
+	}
+}
+
 // TestSkewedHolderIsUnhealthyAtTheAlertThreshold checks that the page calls a held lock
 // unhealthy for its holder's clock exactly where LeaseHolderClockSkew does: beyond a quarter
 // of the lease duration, clamped to 2–30 s, so watch latency on a short lease is not a fault.

@@ -29,8 +29,9 @@ type Lease struct {
 	Class     string `json:"class"`
 	Holder    string `json:"holder"`
 	Held      bool   `json:"held"`
-	// Healthy is false when the lock is not held, or is held by a holder whose clock skew
-	// exceeds what LeaseHolderClockSkew tolerates (skewTolerance); Problems says which.
+	// Healthy and Problems are informer.Judge's: false when the lock is not held, or is held
+	// by a holder whose clock skew exceeds what LeaseHolderClockSkew tolerates
+	// (informer.SkewTolerance); Problems says which.
 	Healthy  bool     `json:"healthy"`
 	Problems []string `json:"problems"`
 	// RenewAgeSeconds is EvaluatedAt minus ObservedRenewTime.
@@ -95,11 +96,11 @@ func (f Filter) match(l *Lease) bool {
 		(f.Kind == "" || f.Kind == l.Kind) && (!f.UnhealthyOnly || !l.Healthy)
 }
 
-// list judges every lock of view matching f at view.FreshAsOf(now), sorted by namespace,
-// name and kind.
+// list judges every lock of view matching f at informer.JudgedAt(view, now), sorted by
+// namespace, name and kind.
 func list(view informer.View, now time.Time, f Filter) List {
-	at := view.FreshAsOf(now)
-	out := List{Synced: view.HasSynced(), EvaluatedAt: at.UTC(), Stale: at.Before(now), Leases: []Lease{}}
+	at := informer.JudgedAt(view, now)
+	out := List{Synced: view.HasSynced(), EvaluatedAt: at.UTC(), Stale: informer.Staleness(at, now) > 0, Leases: []Lease{}}
 	if !out.Synced {
 		return out
 	}
@@ -114,8 +115,9 @@ func list(view informer.View, now time.Time, f Filter) List {
 	return out
 }
 
-// find returns the detail of the lock namespace/name of kind, false if the view has none.
-func find(view informer.View, now time.Time, namespace, name, kind string) (Detail, bool) {
+// find returns the detail of the lock namespace/name of kind judged at at (from
+// informer.JudgedAt), false if the view has none.
+func find(view informer.View, at time.Time, namespace, name, kind string) (Detail, bool) {
 	var found *informer.Lease
 	if view.HasSynced() {
 		view.Range(func(l *informer.Lease) {
@@ -127,15 +129,16 @@ func find(view informer.View, now time.Time, namespace, name, kind string) (Deta
 	if found == nil {
 		return Detail{}, false
 	}
-	at := view.FreshAsOf(now)
 	return detail(found, at), true
 }
 
 func summarize(l *informer.Lease, at time.Time) Lease {
 	atµ := at.UnixMicro()
+	j := informer.Judge(l, atµ)
 	s := Lease{
 		Namespace: l.Namespace(), Name: l.Name(), Kind: l.Kind().String(), Class: l.Class.String(),
-		Holder: l.Holder, Held: l.Held(atµ), ObservedHolderChanges: l.ObservedHolderChanges, Problems: []string{},
+		Holder: l.Holder, Held: j.Held, Healthy: j.Healthy(), Problems: j.Problems(),
+		ObservedHolderChanges: l.ObservedHolderChanges,
 	}
 	if l.HasRenewTime {
 		s.RenewTime = timeOf(l.RenewTime)
@@ -159,21 +162,7 @@ func summarize(l *informer.Lease, at time.Time) Lease {
 			s.LastHolderChange = timeOf(at)
 		}
 	}
-	if !s.Held {
-		s.Problems = append(s.Problems, "not held")
-	}
-	if s.Held && s.HolderClockSkewSeconds != nil && l.HasDuration && abs(*s.HolderClockSkewSeconds) > skewTolerance(l.DurationSeconds) {
-		s.Problems = append(s.Problems, "holder clock skew over what the lease tolerates")
-	}
-	s.Healthy = len(s.Problems) == 0
 	return s
-}
-
-// skewTolerance is LeaseHolderClockSkew's threshold: a quarter of the lease duration, at least
-// 2 s (watch latency on a loaded API server) and at most 30 s (alerts/lease-exporter.rules.yml
-// says why), so the page and the alert call the same holders skewed.
-func skewTolerance(durationSeconds int32) float64 {
-	return min(max(0.25*float64(durationSeconds), 2), 30)
 }
 
 func detail(l *informer.Lease, at time.Time) Detail {
@@ -182,12 +171,13 @@ func detail(l *informer.Lease, at time.Time) Detail {
 		d.Expiry = timeOf(expiry)
 	}
 	if h := l.History(); h != nil {
-		d.History = history(h.Snapshot(), l, at)
+		d.History = history(h.Snapshot(), l, at, d.Held)
 	}
 	return d
 }
 
-func history(snap informer.HistorySnapshot, l *informer.Lease, at time.Time) *History {
+// history formats snap, l's history, judged at at, when l is held or not.
+func history(snap informer.HistorySnapshot, l *informer.Lease, at time.Time, held bool) *History {
 	out := &History{Tenures: []Tenure{}, RenewalIntervalsSeconds: []float64{}}
 	for _, ms := range snap.RenewalIntervals {
 		out.RenewalIntervalsSeconds = append(out.RenewalIntervalsSeconds, float64(ms)/1e3)
@@ -208,7 +198,7 @@ func history(snap informer.HistorySnapshot, l *informer.Lease, at time.Time) *Hi
 		}
 		out.Tenures = append(out.Tenures, tn)
 	}
-	if !l.Held(atµ) && len(snap.Tenures) > 0 {
+	if !held && len(snap.Tenures) > 0 {
 		last := snap.Tenures[len(snap.Tenures)-1]
 		since := last.To
 		if last.Ended == informer.Holding {
@@ -227,5 +217,3 @@ func timeOf(µs int64) *time.Time {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func abs(f float64) float64 { return max(f, -f) }

@@ -158,13 +158,10 @@ type tenureRow struct {
 	From, To, LastRenew, Held, Gap string
 }
 
-func detailView(d Detail) detailPage {
-	at := d.FirstSeen
-	p := detailPage{Detail: d, RenewAge: seconds(d.RenewAgeSeconds), Skew: seconds(d.HolderClockSkewSeconds)}
-	if d.ObservedRenewTime != nil && d.RenewAgeSeconds != nil {
-		at = d.ObservedRenewTime.Add(time.Duration(*d.RenewAgeSeconds * float64(time.Second)))
-	}
-	p.EvaluatedAt = at.Format(time.RFC3339)
+// detailView formats d, judged at at (informer.JudgedAt).
+func detailView(d Detail, at time.Time) detailPage {
+	p := detailPage{Detail: d, EvaluatedAt: at.UTC().Format(time.RFC3339), RenewAge: seconds(d.RenewAgeSeconds),
+		Skew: seconds(d.HolderClockSkewSeconds)}
 	if d.History == nil {
 		return p
 	}

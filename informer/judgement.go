@@ -1,0 +1,103 @@
+package informer
+
+import "time"
+
+// The judgement of a lock lives here and only here: whether it is held, whether its holder's
+// clock is skewed beyond what it tolerates, whether a LeaseCandidate is fresh, and as of when
+// all of that is judged. The metrics (collector), the status page (statuspage) and the alert
+// rules (alerts/judgement_test.go runs the rules against these functions) read it from here,
+// so the page, the metrics and the alerts cannot disagree.
+
+// JudgedAt returns when the locks of v are judged at wall time now: now while the view is
+// current, otherwise the moment it went stale (View.FreshAsOf), so a broken watch freezes the
+// judgement where the view was last known to be true instead of letting every lock expire.
+func JudgedAt(v View, now time.Time) time.Time { return v.FreshAsOf(now) }
+
+// Staleness is how long before now the judgement time at lies: 0 while the view is current.
+func Staleness(at, now time.Time) time.Duration { return max(now.Sub(at), 0) }
+
+// Expiry returns when, by the exporter's clock, the Lease expires unless its record changes
+// again: ObservedRenewTime plus the lease duration (Unix µs); ok is false without a renewTime
+// or duration, which the API server's lease garbage collector also counts as expired.
+func (l *Lease) Expiry() (at int64, ok bool) {
+	if !l.HasRenewTime || !l.HasDuration {
+		return 0, false
+	}
+	return l.ObservedRenewTime + int64(l.DurationSeconds)*1e6, true
+}
+
+// Held reports whether the Lease has a holder and is not expired at time at (Unix µs),
+// judged as client-go's electors judge it: from when the record was seen to change, never by
+// comparing the holder's clock with ours. It is Judge's Held, alone for the scrape's hot path.
+func (l *Lease) Held(at int64) bool {
+	expiry, ok := l.Expiry()
+	return l.Holder != "" && ok && expiry >= at
+}
+
+// The holder clock skew a lock tolerates: SkewToleranceFraction of its lease duration, at
+// least MinSkewTolerance (watch latency on a loaded API server) and at most MaxSkewTolerance
+// (alerts/lease-exporter.rules.yml, LeaseHolderClockSkew, says why).
+const (
+	SkewToleranceFraction = 0.25
+	MinSkewTolerance      = 2 * time.Second
+	MaxSkewTolerance      = 30 * time.Second
+)
+
+// SkewTolerance is how far a holder's clock may be from the exporter's, either way, on a lock
+// whose lease lasts durationSeconds, before the holder counts as skewed.
+func SkewTolerance(durationSeconds int32) time.Duration {
+	d := time.Duration(SkewToleranceFraction * float64(durationSeconds) * float64(time.Second))
+	return min(max(d, MinSkewTolerance), MaxSkewTolerance)
+}
+
+// Judgement is how the exporter judges one lock at one moment. Its zero value is a lock
+// that is not held.
+type Judgement struct {
+	// Held is Lease.Held: a holder whose lease has not expired by the exporter's observation.
+	Held bool
+	// Skewed: held, and the holder's clock, measured on live renewals, is further from the
+	// exporter's than SkewTolerance of the lease duration, either way.
+	Skewed bool
+}
+
+// The problems a judgement names, as the status page shows them.
+const (
+	ProblemNotHeld = "not held"
+	ProblemSkewed  = "holder clock skew over what the lease tolerates"
+)
+
+// Judge judges l at time at (Unix µs, from JudgedAt). It does not allocate.
+func Judge(l *Lease, at int64) Judgement {
+	j := Judgement{Held: l.Held(at)}
+	if ms, ok := l.ClockSkew(); ok && j.Held {
+		skew := time.Duration(ms) * time.Millisecond
+		j.Skewed = max(skew, -skew) > SkewTolerance(l.DurationSeconds)
+	}
+	return j
+}
+
+// Healthy reports whether the judgement names no problem.
+func (j Judgement) Healthy() bool { return j.Held && !j.Skewed }
+
+// Problems names what is wrong with the lock, empty (not nil) when it is healthy.
+func (j Judgement) Problems() []string {
+	problems := []string{}
+	if !j.Held {
+		problems = append(problems, ProblemNotHeld)
+	}
+	if j.Skewed {
+		problems = append(problems, ProblemSkewed)
+	}
+	return problems
+}
+
+// CandidateFreshness is how long after the exporter saw a LeaseCandidate renew it still
+// counts as fresh: two of client-go's renewal intervals (it renews every 5 minutes, and at
+// once when the API server pings it), so one late renewal is not a stale candidate.
+const CandidateFreshness = 10 * time.Minute
+
+// Fresh reports whether the exporter saw the candidate renew within CandidateFreshness of at
+// (Unix µs).
+func (c *Candidate) Fresh(at int64) bool {
+	return c.ObservedRenewTime != 0 && at-c.ObservedRenewTime <= CandidateFreshness.Microseconds()
+}

@@ -1,0 +1,96 @@
+package informer
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestExpiry(t *testing.T) {
+	l := Project(rawLease("u", "1", "a", t0))
+	for _, tc := range []struct {
+		at   time.Time
+		held bool
+	}{
+		{t0, true}, {t0.Add(15 * time.Second), true}, {t0.Add(15*time.Second + time.Microsecond), false},
+	} {
+		if got := l.Held(tc.at.UnixMicro()); got != tc.held {
+			t.Errorf("Held at %v = %v, want %v", tc.at.Sub(t0), got, tc.held)
+		}
+	}
+	l.Holder = ""
+	if l.Held(t0.UnixMicro()) {
+		t.Error("a Lease without holder is held")
+	}
+}
+
+// SkewTolerance is a quarter of the lease duration clamped to 2..30 s, the threshold of
+// LeaseHolderClockSkew (alerts/judgement_test.go runs the rule against it).
+func TestSkewTolerance(t *testing.T) {
+	for d, want := range map[int32]time.Duration{
+		0: 2 * time.Second, 1: 2 * time.Second, 8: 2 * time.Second, 9: 2250 * time.Millisecond,
+		15: 3750 * time.Millisecond, 40: 10 * time.Second, 120: 30 * time.Second, 3600: 30 * time.Second,
+	} {
+		if got := SkewTolerance(d); got != want {
+			t.Errorf("SkewTolerance(%d) = %v, want %v", d, got, want)
+		}
+	}
+}
+
+// Judge calls a held lock skewed only beyond its tolerance, either way, and never an
+// unheld one: a dead holder's last skew says nothing now.
+func TestJudge(t *testing.T) {
+	at := t0.UnixMicro() // the lease was renewed (observed) at t0 and lasts 15 s
+	for _, tc := range []struct {
+		name     string
+		holder   string
+		at       int64
+		skew     int32 // ms; noSkew: not measured
+		want     Judgement
+		problems []string
+	}{
+		{"held, skew not measured", "a", at, noSkew, Judgement{Held: true}, []string{}},
+		{"held, skew at the tolerance", "a", at, 3750, Judgement{Held: true}, []string{}},
+		{"held, skew past the tolerance", "a", at, 3751, Judgement{Held: true, Skewed: true}, []string{ProblemSkewed}},
+		{"held, behind past the tolerance", "a", at, -3751, Judgement{Held: true, Skewed: true}, []string{ProblemSkewed}},
+		{"expired, skewed", "a", at + 16e6, 60000, Judgement{}, []string{ProblemNotHeld}},
+		{"released", "", at, 0, Judgement{}, []string{ProblemNotHeld}},
+	} {
+		l := Project(rawLease("u", "1", tc.holder, t0))
+		l.ObservedRenewTime, l.skewMillis = t0.UnixMicro(), tc.skew
+		j := Judge(l, tc.at)
+		if j != tc.want || j.Healthy() != (len(tc.problems) == 0) || !slices.Equal(j.Problems(), tc.problems) || j.Problems() == nil {
+			t.Errorf("%s: %+v healthy %v problems %q, want %+v problems %q", tc.name, j, j.Healthy(), j.Problems(), tc.want, tc.problems)
+		}
+	}
+}
+
+// Judge runs per lock per scrape at 100k locks.
+func TestJudgeDoesNotAllocate(t *testing.T) {
+	l := Project(rawLease("u", "1", "a", t0))
+	l.ObservedRenewTime, l.skewMillis = t0.UnixMicro(), 5000
+	if n := testing.AllocsPerRun(100, func() { _ = Judge(l, t0.UnixMicro()) }); n != 0 {
+		t.Errorf("Judge allocates %v times", n)
+	}
+}
+
+type asOfView struct{ View }
+
+func (asOfView) FreshAsOf(time.Time) time.Time { return t0 }
+
+// JudgedAt is the view's FreshAsOf, and Staleness how far it lies behind now.
+func TestJudgedAtAndStaleness(t *testing.T) {
+	now := t0.Add(90 * time.Second)
+	if at := JudgedAt(asOfView{}, now); !at.Equal(t0) {
+		t.Errorf("JudgedAt = %v, want FreshAsOf's %v", at, t0)
+	}
+	if s := Staleness(t0, now); s != 90*time.Second {
+		t.Errorf("Staleness = %v, want 90s", s)
+	}
+	if s := Staleness(now, now); s != 0 {
+		t.Errorf("Staleness of a current view = %v, want 0", s)
+	}
+	if s := Staleness(now.Add(time.Second), now); s != 0 {
+		t.Errorf("Staleness of a judgement after now = %v, want 0", s)
+	}
+}
