@@ -1,9 +1,8 @@
 package informer
 
 import (
-	"math"
+	"encoding/json"
 	"strings"
-	"unicode/utf8"
 )
 
 // LeaderAnnotation is the annotation in which ConfigMap and Endpoints locks keep their record.
@@ -76,128 +75,59 @@ const (
 // taken as UTC; no leaderTransitions). It returns what it could read and a problem for each
 // field it could not; "" is the record of a lock nobody has held yet, not a problem. Unknown
 // fields (strategy, preferredHolder, anything newer) are skipped. Duplicate keys: the last
-// wins, as with both clients. It never panics and allocates only for problems, escaped or
-// invalid strings and the holder copy: it runs on every watch event of an annotation lock.
+// wins, as with both clients, and an unreadable earlier one is still reported. It never
+// panics. It runs on every watch event of an annotation lock; encoding/json is fast enough
+// for that (BenchmarkParseLeaderRecord, docs/benchmarks.md).
 func ParseLeaderRecord(annotation string) (LeaderRecord, []RecordProblem) {
 	var r LeaderRecord
 	var problems []RecordProblem
 	if annotation == "" {
 		return r, nil
 	}
-	sc := scanner{s: annotation}
-	for {
-		key, v, ok, complete := sc.member()
-		if !ok {
-			if !complete {
-				problems = append(problems, RecordProblem{Reason: ReasonMalformedJSON})
-			}
-			break
-		}
+	complete := members(annotation, func(key string, v json.RawMessage) {
 		if p := r.set(key, v); p.Reason != "" {
 			problems = append(problems, p)
 		}
-	}
-	if r.Holder != "" {
-		// Do not pin the whole annotation (and the object it came from) through a substring.
-		r.Holder = strings.Clone(r.Holder)
+	})
+	if !complete {
+		problems = append(problems, RecordProblem{Reason: ReasonMalformedJSON})
 	}
 	return r, problems
 }
 
 // set stores the value of one key; an invalid value clears the field and names the problem.
-func (r *LeaderRecord) set(key string, v value) RecordProblem {
+func (r *LeaderRecord) set(key string, v json.RawMessage) RecordProblem {
 	switch {
 	case strings.EqualFold(key, fieldHolder):
-		h, ok := v.holder()
+		h, ok := holder(v)
 		r.Holder = h
 		if !ok {
 			return RecordProblem{fieldHolder, ReasonBadHolder}
 		}
 	case strings.EqualFold(key, fieldDuration):
-		n, present, ok := v.integer(1)
+		n, present, ok := integer(v, 1)
 		r.DurationSeconds, r.HasDuration = int32(n), present && ok
 		if !ok {
 			return RecordProblem{fieldDuration, ReasonBadDuration}
 		}
 	case strings.EqualFold(key, fieldTransitions):
-		n, present, ok := v.integer(0)
+		n, present, ok := integer(v, 0)
 		r.Transitions, r.HasTransitions = int32(n), present && ok
 		if !ok {
 			return RecordProblem{fieldTransitions, ReasonBadTransitions}
 		}
 	case strings.EqualFold(key, fieldAcquire):
-		us, present, ok := v.time()
+		us, present, ok := recordTime(v)
 		r.AcquireTime, r.HasAcquireTime = us, present && ok
 		if !ok {
 			return RecordProblem{fieldAcquire, ReasonBadTime}
 		}
 	case strings.EqualFold(key, fieldRenew):
-		us, present, ok := v.time()
+		us, present, ok := recordTime(v)
 		r.RenewTime, r.HasRenewTime = us, present && ok
 		if !ok {
 			return RecordProblem{fieldRenew, ReasonBadTime}
 		}
 	}
 	return RecordProblem{}
-}
-
-// holder decodes a holder identity: a string, or null for none.
-func (v value) holder() (string, bool) {
-	switch v.kind {
-	case kindNull:
-		return "", true
-	case kindString:
-	default:
-		return "", false
-	}
-	s, ok := v.text()
-	if len(s) > MaxHolderBytes {
-		// text made s valid UTF-8, so the cut can only split the last rune.
-		s, ok = s[:MaxHolderBytes], false
-		for !utf8.ValidString(s) {
-			s = s[:len(s)-1]
-		}
-	}
-	return s, ok
-}
-
-// integer reads a whole number in [lo, MaxInt32], written as a JSON number (client-go) or as
-// a decimal string (the Python client writes str(lease_duration), "15", or "15.0" for a float).
-// null is absent; present reports whether there was a value at all.
-func (v value) integer(lo int64) (n int64, present, ok bool) {
-	var tok string
-	switch v.kind {
-	case kindNull:
-		return 0, false, true
-	case kindNumber:
-		tok = v.raw
-	case kindString:
-		tok, _ = v.text()
-	default:
-		return 0, true, false
-	}
-	n, ok = parseWhole(tok)
-	if !ok || n < lo || n > math.MaxInt32 {
-		return 0, true, false
-	}
-	return n, true, true
-}
-
-// time reads a timestamp string; null and "" are absent, as both clients treat them.
-func (v value) time() (us int64, present, ok bool) {
-	switch v.kind {
-	case kindNull:
-		return 0, false, true
-	case kindString:
-	default:
-		return 0, true, false
-	}
-	s, _ := v.text()
-	if s == "" {
-		return 0, false, true
-	}
-	if us, ok = parseRecordTime(s); !ok {
-		return 0, true, false
-	}
-	return us, true, true
 }

@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"encoding/json"
 	"math"
 	"strconv"
 	"strings"
@@ -9,65 +10,106 @@ import (
 	"unicode/utf8"
 )
 
-// text decodes a string value (which str has checked); ok is false when it was not valid
-// Unicode (invalid UTF-8, a lone surrogate), which is then replaced with U+FFFD.
-func (v value) text() (string, bool) {
-	if !v.esc {
-		if utf8.ValidString(v.raw) {
-			return v.raw, true
-		}
-		return strings.ToValidUTF8(v.raw, "\uFFFD"), false
+// holder decodes a holder identity: a string, or null for none. encoding/json silently turns
+// invalid UTF-8 and lone surrogates into U+FFFD; they make a bad holder (which keeps the
+// U+FFFD), as does a holder longer than MaxHolderBytes (cut on a rune boundary).
+func holder(v json.RawMessage) (string, bool) {
+	switch v[0] {
+	case 'n':
+		return "", true
+	case '"':
+	default:
+		return "", false
 	}
-	raw, ok := v.raw, true
-	b := make([]byte, 0, len(raw))
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		switch {
-		case c == '\\':
-			e := raw[i+1]
-			i += 2
-			switch e {
-			case 'b':
-				b = append(b, '\b')
-			case 'f':
-				b = append(b, '\f')
-			case 'n':
-				b = append(b, '\n')
-			case 'r':
-				b = append(b, '\r')
-			case 't':
-				b = append(b, '\t')
-			case 'u':
-				r := hex4(raw[i:])
-				i += 4
-				if utf16.IsSurrogate(r) {
-					r2 := rune(-1)
-					if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-						r2 = hex4(raw[i+2:])
-					}
-					if r = utf16.DecodeRune(r, r2); r == utf8.RuneError {
-						ok = false
-					} else {
-						i += 6
-					}
-				}
-				b = utf8.AppendRune(b, r)
-			default: // '"', '\\', '/'
-				b = append(b, e)
-			}
-		case c < utf8.RuneSelf:
-			b = append(b, c)
-			i++
-		default:
-			r, size := utf8.DecodeRuneInString(raw[i:])
-			if r == utf8.RuneError && size == 1 {
-				ok = false
-			}
-			b = utf8.AppendRune(b, r)
-			i += size
+	s, ok := unquote(v), true
+	if strings.ContainsRune(s, utf8.RuneError) {
+		ok = utf8.Valid(v) && !loneSurrogate(v)
+	}
+	if len(s) > MaxHolderBytes {
+		// encoding/json made s valid UTF-8, so the cut can only split the last rune.
+		s, ok = s[:MaxHolderBytes], false
+		for !utf8.ValidString(s) {
+			s = s[:len(s)-1]
 		}
 	}
-	return string(b), ok
+	return s, ok
+}
+
+// integer reads a whole number in [lo, MaxInt32], written as a JSON number (client-go) or as
+// a decimal string (the Python client writes str(lease_duration), "15", or "15.0" for a float).
+// null is absent; present reports whether there was a value at all.
+func integer(v json.RawMessage, lo int64) (n int64, present, ok bool) {
+	var tok string
+	switch c := v[0]; {
+	case c == 'n':
+		return 0, false, true
+	case c == '-' || c >= '0' && c <= '9':
+		tok = string(v)
+	case c == '"':
+		tok = unquote(v)
+	default:
+		return 0, true, false
+	}
+	n, ok = parseWhole(tok)
+	if !ok || n < lo || n > math.MaxInt32 {
+		return 0, true, false
+	}
+	return n, true, true
+}
+
+// recordTime reads a timestamp string; null and "" are absent, as both clients treat them.
+func recordTime(v json.RawMessage) (us int64, present, ok bool) {
+	switch v[0] {
+	case 'n':
+		return 0, false, true
+	case '"':
+	default:
+		return 0, true, false
+	}
+	s := unquote(v)
+	if s == "" {
+		return 0, false, true
+	}
+	if us, ok = parseRecordTime(s); !ok {
+		return 0, true, false
+	}
+	return us, true, true
+}
+
+// unquote decodes v, a JSON string that the Decoder has checked, so it cannot fail.
+func unquote(v json.RawMessage) string {
+	var s string
+	_ = json.Unmarshal(v, &s)
+	return s
+}
+
+// loneSurrogate reports whether the JSON string v escapes half of a UTF-16 surrogate pair
+// ("\ud800" without its low half), which encoding/json decodes to U+FFFD.
+func loneSurrogate(v json.RawMessage) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] != '\\' {
+			continue
+		}
+		if i++; v[i] != 'u' {
+			continue
+		}
+		r := hexRune(v[i+1 : i+5])
+		if i += 4; !utf16.IsSurrogate(r) {
+			continue
+		}
+		if i+6 < len(v) && v[i+1] == '\\' && v[i+2] == 'u' && utf16.DecodeRune(r, hexRune(v[i+3:i+7])) != utf8.RuneError {
+			i += 6
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// hexRune decodes the four hex digits of a \u escape.
+func hexRune(h []byte) rune {
+	n, _ := strconv.ParseUint(string(h), 16, 32)
+	return rune(n)
 }
 
 // parseWhole parses an integral JSON number ("15", "15.0", "1.5e1"); a decimal string is held
@@ -89,8 +131,7 @@ func parseWhole(tok string) (int64, bool) {
 			return n, true
 		}
 	}
-	sc := scanner{s: tok}
-	if t, ok := sc.number(); !ok || len(t) != len(tok) {
+	if !isNumber(tok) {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(tok, 64)
@@ -98,6 +139,13 @@ func parseWhole(tok string) (int64, bool) {
 		return 0, false
 	}
 	return int64(f), true
+}
+
+// isNumber reports whether tok is exactly one JSON number: a valid JSON value that begins with
+// '-' or a digit and ends with a digit (so no whitespace around it) can only be one.
+func isNumber(tok string) bool {
+	digit := func(c byte) bool { return c >= '0' && c <= '9' }
+	return tok != "" && (tok[0] == '-' || digit(tok[0])) && digit(tok[len(tok)-1]) && json.Valid([]byte(tok))
 }
 
 // Times outside [1970, 3000) are nonsense from a broken clock or a zero value (year 1 is
