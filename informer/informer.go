@@ -128,20 +128,14 @@ func newLeases(opts Options, logger *slog.Logger, reg prometheus.Registerer) *Le
 	return &Leases{health: newHealth(logger, newMetrics(reg), opts.now()), opts: opts, logger: logger}
 }
 
-// addSources builds the scopes of every source: one per lock kind in opts.Locks. A kind with
-// its own record type gets its own stores the same way.
+// addSources builds the scopes of every source: one per lock kind in opts.Locks, each
+// built as its row of lockKinds says. A kind with its own record type gets its own stores
+// the same way (DiscoverCandidates).
 func (l *Leases) addSources(c clients, opts Options) {
 	l.clients = c
 	for _, k := range opts.locks() {
-		switch k {
-		case KindLease:
-			l.addLocks(leaseSource{}, opts)
-		case KindConfigMap:
-			l.addLocks(configMapSource, opts)
-		case KindEndpoints:
-			l.addLocks(endpointsSource, opts)
-		}
-		if k != KindLease {
+		l.addLocks(k.source(), opts)
+		if k.Annotation() {
 			l.health.metrics.countParseErrors(k)
 		}
 	}

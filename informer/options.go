@@ -66,7 +66,7 @@ func (o Options) Validate() error {
 		}
 	}
 	for _, k := range o.Locks {
-		if k > KindEndpoints {
+		if !k.valid() {
 			return &OptionError{"Locks", fmt.Errorf("invalid lock kind %d", k)}
 		}
 	}
