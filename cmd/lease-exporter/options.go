@@ -53,7 +53,7 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.logFormat, "log.format", "text", "Log format: text (coloured on a terminal) or json.")
 	fs.StringVar(&o.client.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig file. Default: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.")
 	fs.StringVar(&o.client.Context, "kube.context", "", "Kubeconfig context to use instead of the current context.")
-	fs.Var(&o.locks, "locks", "Comma-separated kinds of lock objects to watch: leases, configmaps, endpoints (the leader annotation of ConfigMap and Endpoints locks, watched metadata-only). May be repeated; the values add up.")
+	fs.Var(&o.locks, "locks", locksUsage())
 	fs.StringVar(&o.namespaces, "namespaces", "", "Comma-separated namespaces to watch. Default: all namespaces.")
 	fs.StringVar(&o.namespacesExcl, "namespaces-exclude", "", "Comma-separated namespaces not to watch.")
 	fs.StringVar(&o.informer.LeaseSelector, "lease-selector", "", "Label selector: only Leases matching it are exported (e.g. 'app!=test').")
@@ -99,11 +99,10 @@ func (o *options) Validate() error {
 		return err
 	}
 	o.informer.History.Classes = classes
-	locks, err := parseLocks(o.locks.String())
-	if err != nil {
+	if err := o.locks.validate(); err != nil {
 		return err
 	}
-	o.informer.Locks = locks
+	o.informer.Locks = o.locks.Kinds()
 	o.informer.NoCandidates = !o.leaseCandidates
 	if err := o.informer.Validate(); err != nil {
 		return o.flagError(err)
@@ -187,40 +186,6 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		return nil, usageError{err}
 	}
 	return o, nil
-}
-
-// lockList is the value of --locks: "leases" until set; each use of the flag adds its
-// values, so deploy components can each enable one kind.
-type lockList struct {
-	values []string
-}
-
-func (l *lockList) String() string {
-	if l == nil || l.values == nil {
-		return "leases"
-	}
-	return strings.Join(l.values, ",")
-}
-
-func (l *lockList) Set(s string) error {
-	l.values = append(l.values, s)
-	return nil
-}
-
-// parseLocks reads --locks: resource names of lock kinds, at least one.
-func parseLocks(s string) ([]informer.Kind, error) {
-	var kinds []informer.Kind
-	for _, name := range splitList(s) {
-		k, ok := informer.KindOfResource(name)
-		if !ok {
-			return nil, fmt.Errorf("invalid --locks %q: unknown lock kind %q: use leases, configmaps or endpoints, comma-separated", s, name)
-		}
-		kinds = append(kinds, k)
-	}
-	if len(kinds) == 0 {
-		return nil, fmt.Errorf("invalid --locks %q: name at least one of leases, configmaps or endpoints", s)
-	}
-	return kinds, nil
 }
 
 func splitList(s string) []string {
