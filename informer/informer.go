@@ -49,10 +49,7 @@ type Leases struct {
 	wg         sync.WaitGroup
 }
 
-var (
-	_ View          = (*Leases)(nil)
-	_ CandidateView = (*Leases)(nil)
-)
+var _ CoordinatedView = (*Leases)(nil)
 
 // CandidateView is what the collector may see of the LeaseCandidates (coordinated leader
 // election). It is separate from View because most views have none.
@@ -63,6 +60,13 @@ type CandidateView interface {
 	// RangeCandidates calls fn for every cached LeaseCandidate. fn must not modify or retain
 	// the record's fields.
 	RangeCandidates(fn func(*Candidate))
+}
+
+// CoordinatedView is a View with its LeaseCandidates: what the candidate collector reads,
+// the Leases of coordinated elections and their candidates from one cache.
+type CoordinatedView interface {
+	View
+	CandidateView
 }
 
 // runner is what Leases needs of a scope, whatever record type it caches.

@@ -44,8 +44,9 @@ type handlers struct{ metrics, leases http.Handler }
 
 func newHandlers(opts *options, reg *prometheus.Registry, view informer.View, logger *slog.Logger) handlers {
 	limit := newLimit(opts.maxRequests)
+	series := collector.WithExtended(opts.extendedMetrics)
 	return handlers{
-		metrics: limit(exposition.NewHandler(view, reg, logger, collector.WithExtended(opts.extendedMetrics))),
+		metrics: limit(exposition.NewHandler(reg, collector.NewTextWriter(view, nil, series), collector.New(view, nil, series), logger)),
 		leases:  limit(statuspage.New(view, logger.With("component", "statuspage"), nil)),
 	}
 }
