@@ -81,7 +81,7 @@ type runner interface {
 // two configurations give the metadata-only clients of annotation locks. Nothing talks to
 // the API server until CheckReachable or Start.
 func New(cfg *rest.Config, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Leases, error) {
-	if err := opts.Validate(); err != nil {
+	if err := opts.checkLocks(); err != nil {
 		return nil, err
 	}
 	l := newLeases(opts, logger, reg)
@@ -117,7 +117,7 @@ func NewForClient(client kubernetes.Interface, opts Options, logger *slog.Logger
 // NewForClients is NewForClient with a metadata client for the annotation locks in opts.Locks
 // (ConfigMaps, Endpoints): for tests with fake clients.
 func NewForClients(client kubernetes.Interface, meta metadata.Interface, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Leases, error) {
-	if err := opts.Validate(); err != nil {
+	if err := opts.checkLocks(); err != nil {
 		return nil, err
 	}
 	l := newLeases(opts, logger, reg)

@@ -49,20 +49,22 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 // run reads as the exporter's table of contents: client config, registry, informer, server, wait.
 func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 	logger.Info("starting lease-exporter", "version", version.Info(), "build", version.BuildContext())
-	opts.client.UserAgent = "lease-exporter/" + version.Version
-	cfg, source, err := informer.RESTConfig(opts.client)
+	client := opts.client
+	client.UserAgent = "lease-exporter/" + version.Version
+	cfg, source, err := informer.RESTConfig(client)
 	if err != nil {
 		return kubeConfigError{err}
 	}
 	reg := newRegistry()
-	leases, err := informer.New(cfg, opts.informer, logger.With("component", "informer"), reg)
+	watch := opts.informerOptions()
+	leases, err := informer.New(cfg, watch, logger.With("component", "informer"), reg)
 	if err != nil {
 		return kubeConfigError{fmt.Errorf("build client from %s: %w", source, err)}
 	}
 	if err := leases.CheckReachable(ctx, opts.reachTimeout); err != nil {
 		return unreachableError{fmt.Errorf("%w (configured by %s)", err, source)}
 	}
-	logger.Info("connected to API server", "host", cfg.Host, "config", source, "watching", opts.informer.Describe())
+	logger.Info("connected to API server", "host", cfg.Host, "config", source, "watching", watch.Describe())
 	if err := discoverCandidates(ctx, leases, opts.reachTimeout); err != nil {
 		return unreachableError{fmt.Errorf("%w (configured by %s)", err, source)}
 	}

@@ -106,8 +106,8 @@ func TestLocksFlag(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", tc.args, err)
 		}
-		if !slices.Equal(opts.informer.Locks, tc.want) {
-			t.Errorf("%v: locks %v, want %v", tc.args, opts.informer.Locks, tc.want)
+		if !slices.Equal(opts.informerOptions().Locks, tc.want) {
+			t.Errorf("%v: locks %v, want %v", tc.args, opts.informerOptions().Locks, tc.want)
 		}
 	}
 }
