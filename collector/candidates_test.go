@@ -45,7 +45,7 @@ func candidateView(t *testing.T, leases []*coordinationv1.Lease, candidates ...*
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); v.Shutdown() })
-	if err := v.DiscoverCandidates(ctx); err != nil {
+	if err := v.DiscoverCandidates(ctx, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	v.Start(ctx)

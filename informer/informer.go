@@ -190,8 +190,9 @@ func (l *Leases) reportProblems(prev, rec *Lease) *Lease {
 // scopes, which Start then runs. Call it before Start. Not served, forbidden or turned off
 // (Options.NoCandidates) leaves the feature off, says so in one info line and in
 // lease_exporter_lease_candidates_watched, and is no error; only an API server that does not
-// answer is.
-func (l *Leases) DiscoverCandidates(ctx context.Context) error {
+// answer within timeout is (it is retried until then: the server just proved reachable, so
+// silence is a blip).
+func (l *Leases) DiscoverCandidates(ctx context.Context, timeout time.Duration) error {
 	if l.opts.NoCandidates {
 		l.logger.Info("not watching LeaseCandidates: turned off by option")
 		return nil
@@ -200,13 +201,23 @@ func (l *Leases) DiscoverCandidates(ctx context.Context) error {
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	version, err := discoverCandidates(ctx, l.clients, namespaces)
-	if errors.Is(err, errCandidatesUnavailable) {
-		l.logger.Info("not watching LeaseCandidates: coordinated leader election is not available to the exporter", "err", err)
-		return nil
-	}
-	if err != nil {
+	var version string
+	var unavailable error
+	err := retry(ctx, timeout, func(ctx context.Context) error {
+		var err error
+		version, err = discoverCandidates(ctx, l.clients, namespaces)
+		if errors.Is(err, errCandidatesUnavailable) {
+			unavailable = err // an answer
+			return nil
+		}
 		return err
+	})
+	if err != nil {
+		return fmt.Errorf("discover LeaseCandidates within %s: %w", timeout, err)
+	}
+	if unavailable != nil {
+		l.logger.Info("not watching LeaseCandidates: coordinated leader election is not available to the exporter", "err", unavailable)
+		return nil
 	}
 	// The lease selector is not applied: a candidate's labels are not its Lease's (the
 	// components set none), so any selector would drop them all.

@@ -65,7 +65,7 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 		return unreachableError{fmt.Errorf("%w (configured by %s)", err, source)}
 	}
 	logger.Info("connected to API server", "host", cfg.Host, "config", source, "watching", watch.Describe())
-	if err := discoverCandidates(ctx, leases, opts.reachTimeout); err != nil {
+	if err := leases.DiscoverCandidates(ctx, opts.reachTimeout); err != nil {
 		return unreachableError{fmt.Errorf("%w (configured by %s)", err, source)}
 	}
 	reg.MustRegister(collector.NewStatus(leases, nil), collector.NewCandidates(leases, nil))
@@ -78,25 +78,6 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 
 	srv := newServer(opts.telemetryPath, newHandlers(opts, reg, leases, logger), leases.HasSynced, opts.enablePprof)
 	return serve(ctx, srv, opts, logger)
-}
-
-// discoverCandidates decides, within timeout, whether LeaseCandidates are watched. It retries
-// while the API server does not answer (it just proved reachable, so that is a blip); an API
-// that is not served or forbidden is an answer, not an error.
-func discoverCandidates(ctx context.Context, leases *informer.Leases, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	for {
-		err := leases.DiscoverCandidates(ctx)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("discover LeaseCandidates within %s: %w", timeout, err)
-		case <-time.After(time.Second):
-		}
-	}
 }
 
 func logSynced(ctx context.Context, leases *informer.Leases, logger *slog.Logger) {
