@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/statuspage"
 )
 
 // defaultListenAddress: the Prometheus exporter port range 9100-9999 is fully allocated, so
@@ -114,8 +115,10 @@ func (o *options) Validate() error {
 	if o.logFormat != "text" && o.logFormat != "json" {
 		return fmt.Errorf("invalid --log.format %q: use text or json", o.logFormat)
 	}
-	if !strings.HasPrefix(o.telemetryPath, "/") || reservedPaths[o.telemetryPath] || statusPagePath(o.telemetryPath) {
-		return fmt.Errorf("invalid --web.telemetry-path %q: must start with / and not be one of /, /healthz, /readyz, nor under /leases or /api/", o.telemetryPath)
+	if !strings.HasPrefix(o.telemetryPath, "/") || o.telemetryPath == "/" || o.telemetryPath == healthzPath || o.telemetryPath == readyzPath ||
+		statuspage.Reserved(o.telemetryPath) {
+		return fmt.Errorf("invalid --web.telemetry-path %q: must start with / and not be one of /, %s, %s, nor under %s or %s",
+			o.telemetryPath, healthzPath, readyzPath, statuspage.Path, statuspage.APIPrefix)
 	}
 	if o.reachTimeout <= 0 {
 		return fmt.Errorf("invalid --kube.reach-timeout %s: must be positive", o.reachTimeout)
@@ -167,13 +170,6 @@ func (o *options) informerOptions() informer.Options {
 	w.NoCandidates = !o.leaseCandidates
 	w.History.Classes, _ = parseClasses(o.historyClasses)
 	return w
-}
-
-var reservedPaths = map[string]bool{"/": true, "/healthz": true, "/readyz": true}
-
-// statusPagePath reports whether path would shadow the status pages (statuspage.Patterns).
-func statusPagePath(path string) bool {
-	return path == "/leases" || strings.HasPrefix(path, "/leases/") || strings.HasPrefix(path, "/api/")
 }
 
 // parseOptions parses args; an invalid flag is a usageError (exit code 2), reported after
