@@ -1,7 +1,8 @@
 // Package exposition serves the exporter's metrics over HTTP: it negotiates the format,
 // renders the per-lease series through the fast text writer (collector.TextWriter) or
 // client_golang, merges them with the exporter's own metrics, and lets simultaneous gzip
-// scrapes share one render. The command only mounts the handler and limits its callers.
+// scrapes share one render. The command builds what the handler serves (the collectors, once,
+// in one composition root), mounts it and limits its callers.
 package exposition
 
 import (
