@@ -50,7 +50,7 @@ vuln-selftest: ## Check the vulnerability scan's wiring offline (hack/govulnchec
 	cd hack/tools/vuln && GOWORK=off $(GO) test -count=1 ./mkvulndb/
 
 unit: ## Run only the fast unit tests (no control plane).
-	$(GO) test -race -short ./informer/... ./collector/... ./statuspage/... ./cmd/... ./alerts/...
+	$(GO) test -race -short ./informer/... ./collector/... ./statuspage/... ./cmd/... ./alerts/... ./hack/lockkinds/
 
 lint: ## gofmt, go vet and go mod tidy must be clean.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
@@ -67,9 +67,10 @@ bench-prom: ## What each metric set costs a real Prometheus, side by side with k
 demo: ## Start a local control plane with live elections, the exporter, Prometheus and Alertmanager.
 	KUBEBUILDER_ASSETS="$(ASSETS)" $(GO) run ./hack/demo
 
-generate: ## Regenerate what derives from alerts/ and dashboards/ (PrometheusRule, deploy copies).
+generate: ## Regenerate what derives from alerts/, dashboards/ and the lock kinds table (PrometheusRule, deploy copies, lock kinds' RBAC and switches).
 	$(GO) generate ./alerts/
 	deploy/sync.sh
+	$(GO) run ./hack/lockkinds
 
 clean: ## Remove build output.
 	rm -rf bin

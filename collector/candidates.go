@@ -34,20 +34,19 @@ var (
 // Lease, how many there are, how many are fresh, and whether the preferred holder holds it.
 // It stays on client_golang whichever path renders the per-lease series: it has few series.
 type CandidateCollector struct {
-	leases     informer.View
-	candidates informer.CandidateView
-	now        func() time.Time
+	view informer.CoordinatedView
+	now  func() time.Time
 }
 
 var _ prometheus.Collector = (*CandidateCollector)(nil)
 
-// NewCandidates returns the collector of leases' and candidates' coordinated election series;
-// nil now means time.Now.
-func NewCandidates(leases informer.View, candidates informer.CandidateView, now func() time.Time) *CandidateCollector {
+// NewCandidates returns the collector of the coordinated election series of view's Leases and
+// LeaseCandidates; nil now means time.Now.
+func NewCandidates(view informer.CoordinatedView, now func() time.Time) *CandidateCollector {
 	if now == nil {
 		now = time.Now
 	}
-	return &CandidateCollector{leases: leases, candidates: candidates, now: now}
+	return &CandidateCollector{view: view, now: now}
 }
 
 // Describe sends every descriptor the collector may emit.
@@ -64,15 +63,15 @@ type candidateCount struct{ total, fresh int }
 
 // Collect emits the series once the cache (candidates included) has synced.
 func (c *CandidateCollector) Collect(ch chan<- prometheus.Metric) {
-	if !c.leases.HasSynced() {
+	if !c.view.HasSynced() {
 		return
 	}
-	at := informer.JudgedAt(c.leases, c.now()).UnixMicro()
+	at := informer.JudgedAt(c.view, c.now()).UnixMicro()
 	// Without the candidates, a coordinated Lease's count would read 0 and page; the
 	// preferred holder comes from the Lease itself and is exported either way.
-	watching := c.candidates.WatchingCandidates()
+	watching := c.view.WatchingCandidates()
 	counts := map[leaseKey]candidateCount{}
-	c.candidates.RangeCandidates(func(cd *informer.Candidate) {
+	c.view.RangeCandidates(func(cd *informer.Candidate) {
 		ns, name, lease := cd.Namespace(), cd.Name(), cd.LeaseName
 		ch <- prometheus.MustNewConstMetric(descCandidateInfo, prometheus.GaugeValue, 1,
 			cd.BinaryVersion, name, cd.EmulationVersion, lease, ns, cd.Strategy)
@@ -90,7 +89,7 @@ func (c *CandidateCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		counts[k] = n
 	})
-	c.leases.Range(func(l *informer.Lease) {
+	c.view.Range(func(l *informer.Lease) {
 		if l.Kind() != informer.KindLease {
 			return
 		}

@@ -45,7 +45,7 @@ func candidateView(t *testing.T, leases []*coordinationv1.Lease, candidates ...*
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cancel(); v.Shutdown() })
-	if err := v.DiscoverCandidates(ctx); err != nil {
+	if err := v.DiscoverCandidates(ctx, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	v.Start(ctx)
@@ -106,7 +106,7 @@ lease_candidates_fresh{lease="kube-scheduler",namespace="kube-system"} 1
 lease_holder_is_preferred{lease="kube-controller-manager",namespace="kube-system"} 1
 lease_holder_is_preferred{lease="kube-scheduler",namespace="kube-system"} 0
 `
-	c := NewCandidates(v, v, func() time.Time { return scrapeTime })
+	c := NewCandidates(v, func() time.Time { return scrapeTime })
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
 		t.Error(err)
 	}
@@ -117,7 +117,7 @@ lease_holder_is_preferred{lease="kube-scheduler",namespace="kube-system"} 0
 
 func TestCandidateSeriesAbsentUntilSynced(t *testing.T) {
 	v := candidateView(t, nil, candidate("kube-system", "s-1", "kube-scheduler", "1.36.0", time.Minute, 0))
-	c := NewCandidates(staticView{synced: false}, v, func() time.Time { return scrapeTime })
+	c := NewCandidates(split{staticView{synced: false}, v}, func() time.Time { return scrapeTime })
 	if n := testutil.CollectAndCount(c); n != 0 {
 		t.Errorf("%d series before the cache synced, want none", n)
 	}
@@ -125,9 +125,15 @@ func TestCandidateSeriesAbsentUntilSynced(t *testing.T) {
 
 func TestCandidateSeriesNoneForOrdinaryLeases(t *testing.T) {
 	v := candidateView(t, []*coordinationv1.Lease{lease("team-a", "ctrl", held("pod-1", time.Second, 15))})
-	if n := testutil.CollectAndCount(NewCandidates(v, v, func() time.Time { return scrapeTime })); n != 0 {
+	if n := testutil.CollectAndCount(NewCandidates(v, func() time.Time { return scrapeTime })); n != 0 {
 		t.Errorf("%d coordinated-election series for a cluster without coordinated Leases, want none", n)
 	}
+}
+
+// split is a CoordinatedView whose Leases and LeaseCandidates come from different views.
+type split struct {
+	informer.View
+	informer.CandidateView
 }
 
 // staticCandidates is a CandidateView that watches none.
@@ -142,7 +148,7 @@ func TestNoCandidateCountsWhenCandidatesAreNotWatched(t *testing.T) {
 # TYPE lease_holder_is_preferred gauge
 lease_holder_is_preferred{lease="kube-scheduler",namespace="kube-system"} 0
 `
-	if err := testutil.CollectAndCompare(NewCandidates(v, staticCandidates{}, func() time.Time { return scrapeTime }), strings.NewReader(want)); err != nil {
+	if err := testutil.CollectAndCompare(NewCandidates(split{v, staticCandidates{}}, func() time.Time { return scrapeTime }), strings.NewReader(want)); err != nil {
 		t.Errorf("want only lease_holder_is_preferred, no lease_candidates 0 for a coordinated Lease when candidates are not watched: %v", err)
 	}
 }

@@ -28,7 +28,7 @@ func TestDocsMatchExporter(t *testing.T) {
 	// The names the exporter can emit: the collector's descriptors plus the informer's
 	// self-metrics, registered exactly as the command registers them.
 	emitted := append(descNames(New(nil, nil)), descNames(NewStatus(nil, nil))...)
-	emitted = append(emitted, descNames(NewCandidates(nil, nil, nil))...)
+	emitted = append(emitted, descNames(NewCandidates(nil, nil))...)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(versioncollector.NewCollector("lease_exporter"))
 	// Every lock kind: the parse error series exist only when an annotation lock kind is watched.

@@ -1,7 +1,8 @@
 // Package exposition serves the exporter's metrics over HTTP: it negotiates the format,
 // renders the per-lease series through the fast text writer (collector.TextWriter) or
 // client_golang, merges them with the exporter's own metrics, and lets simultaneous gzip
-// scrapes share one render. The command only mounts the handler and limits its callers.
+// scrapes share one render. The command builds what the handler serves (the collectors, once,
+// in one composition root), mounts it and limits its callers.
 package exposition
 
 import (
@@ -16,7 +17,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/lease-exporter/lease-exporter/collector"
-	"github.com/lease-exporter/lease-exporter/informer"
 )
 
 // Handler serves the text format (what Prometheus asks for unless native histograms are on,
@@ -31,15 +31,16 @@ type Handler struct {
 	logger *slog.Logger
 }
 
-// NewHandler returns the handler of the per-lease series of view, merged with what self
-// gathers (self-metrics, Go and process collectors, the status collector). opts configure
-// the per-lease series on both paths.
-func NewHandler(view informer.View, self prometheus.Gatherer, logger *slog.Logger, opts ...collector.Option) *Handler {
+// NewHandler returns the handler of the per-lease series, merged with what self gathers
+// (self-metrics, Go and process collectors, the status collector). text and series are the
+// two renderings of the same per-lease series, built alike (same view, clock and options):
+// text for the text format, series for every other.
+func NewHandler(self prometheus.Gatherer, text *collector.TextWriter, series *collector.LeaseCollector, logger *slog.Logger) *Handler {
 	leases := prometheus.NewRegistry()
-	leases.MustRegister(collector.New(view, nil, opts...))
+	leases.MustRegister(series)
 	return &Handler{
 		self: self,
-		text: collector.NewTextWriter(view, nil, opts...),
+		text: text,
 		slow: promhttp.HandlerFor(prometheus.Gatherers{self, leases}, promhttp.HandlerOpts{
 			ErrorLog:      slog.NewLogLogger(logger.Handler(), slog.LevelError),
 			ErrorHandling: promhttp.ContinueOnError,

@@ -47,7 +47,7 @@ func (v oneLeaseView) Range(fn func(*informer.Lease)) {
 func handlerFor(view informer.View) *Handler {
 	self := prometheus.NewRegistry()
 	self.MustRegister(collector.NewStatus(view, nil))
-	return NewHandler(view, self, slog.New(slog.DiscardHandler))
+	return NewHandler(self, collector.NewTextWriter(view, nil), collector.New(view, nil), slog.New(slog.DiscardHandler))
 }
 
 func TestMetricsFormats(t *testing.T) {

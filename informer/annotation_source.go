@@ -19,17 +19,17 @@ type annotationSource struct {
 	gvr  schema.GroupVersionResource
 }
 
-var (
-	configMapSource = annotationSource{KindConfigMap, schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}}
-	endpointsSource = annotationSource{KindEndpoints, schema.GroupVersionResource{Version: "v1", Resource: "endpoints"}}
-)
-
 var _ source[*Lease] = annotationSource{}
+
+// newAnnotationSource is the source of every annotation lock kind (lockKinds).
+func newAnnotationSource(k Kind, gvr schema.GroupVersionResource) source[*Lease] {
+	return annotationSource{kind: k, gvr: gvr}
+}
 
 // errNoMetadataClient is a programming error: an annotation lock kind without a metadata client.
 var errNoMetadataClient = errors.New("annotation locks need a metadata client")
 
-func (s annotationSource) resource() string { return s.gvr.Resource }
+func (s annotationSource) resource() string { return s.gvr.GroupResource().String() }
 
 func (annotationSource) object() runtime.Object { return &metav1.PartialObjectMetadata{} }
 

@@ -25,6 +25,9 @@ type syncBuffer struct {
 	b  bytes.Buffer
 }
 
+// The annotation lock kinds' sources, as addSources builds them.
+var configMapSource, endpointsSource = KindConfigMap.source().(annotationSource), KindEndpoints.source().(annotationSource)
+
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

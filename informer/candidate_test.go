@@ -52,7 +52,7 @@ func startCandidates(t *testing.T, client *fake.Clientset, opts Options) (*Lease
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	t.Cleanup(func() { cancel(); l.Shutdown() })
-	if err := l.DiscoverCandidates(ctx); err != nil {
+	if err := l.DiscoverCandidates(ctx, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	l.Start(ctx)

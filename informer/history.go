@@ -1,7 +1,6 @@
 package informer
 
 import (
-	"fmt"
 	"slices"
 	"sync"
 )
@@ -25,14 +24,6 @@ var DefaultHistory = HistoryOptions{Tenures: 4, Renewals: 8, Classes: []Class{Cl
 
 // MaxHistory bounds both rings: a history is for reading at a glance, not for storage.
 const MaxHistory = 1000
-
-func (o HistoryOptions) validate() error {
-	if o.Tenures < 0 || o.Tenures > MaxHistory || o.Renewals < 0 || o.Renewals > MaxHistory {
-		return &OptionError{"History", fmt.Errorf("invalid history size %d tenures, %d renewals: each must be between 0 and %d",
-			o.Tenures, o.Renewals, MaxHistory)}
-	}
-	return nil
-}
 
 // keeps reports whether a lock of class c keeps history.
 func (o HistoryOptions) keeps(c Class) bool { return o.Tenures > 0 && slices.Contains(o.Classes, c) }

@@ -248,15 +248,3 @@ func TestHistoryRenewalsShareRecordFields(t *testing.T) {
 		t.Fatal("the record and its tenure hold two copies of the holder")
 	}
 }
-
-func TestHistoryOptionsValidate(t *testing.T) {
-	if err := (Options{History: HistoryOptions{Tenures: -1}}).Validate(); err == nil {
-		t.Fatal("negative history size accepted")
-	}
-	if err := (Options{History: HistoryOptions{Tenures: MaxHistory + 1}}).Validate(); err == nil {
-		t.Fatal("history size over MaxHistory accepted")
-	}
-	if err := (Options{History: HistoryOptions{Tenures: 8, Renewals: 0}}).Validate(); err != nil {
-		t.Fatalf("valid history options rejected: %v", err)
-	}
-}

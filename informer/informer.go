@@ -49,10 +49,7 @@ type Leases struct {
 	wg         sync.WaitGroup
 }
 
-var (
-	_ View          = (*Leases)(nil)
-	_ CandidateView = (*Leases)(nil)
-)
+var _ CoordinatedView = (*Leases)(nil)
 
 // CandidateView is what the collector may see of the LeaseCandidates (coordinated leader
 // election). It is separate from View because most views have none.
@@ -63,6 +60,13 @@ type CandidateView interface {
 	// RangeCandidates calls fn for every cached LeaseCandidate. fn must not modify or retain
 	// the record's fields.
 	RangeCandidates(fn func(*Candidate))
+}
+
+// CoordinatedView is a View with its LeaseCandidates: what the candidate collector reads,
+// the Leases of coordinated elections and their candidates from one cache.
+type CoordinatedView interface {
+	View
+	CandidateView
 }
 
 // runner is what Leases needs of a scope, whatever record type it caches.
@@ -77,7 +81,7 @@ type runner interface {
 // two configurations give the metadata-only clients of annotation locks. Nothing talks to
 // the API server until CheckReachable or Start.
 func New(cfg *rest.Config, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Leases, error) {
-	if err := opts.Validate(); err != nil {
+	if err := opts.checkLocks(); err != nil {
 		return nil, err
 	}
 	l := newLeases(opts, logger, reg)
@@ -113,7 +117,7 @@ func NewForClient(client kubernetes.Interface, opts Options, logger *slog.Logger
 // NewForClients is NewForClient with a metadata client for the annotation locks in opts.Locks
 // (ConfigMaps, Endpoints): for tests with fake clients.
 func NewForClients(client kubernetes.Interface, meta metadata.Interface, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Leases, error) {
-	if err := opts.Validate(); err != nil {
+	if err := opts.checkLocks(); err != nil {
 		return nil, err
 	}
 	l := newLeases(opts, logger, reg)
@@ -128,20 +132,14 @@ func newLeases(opts Options, logger *slog.Logger, reg prometheus.Registerer) *Le
 	return &Leases{health: newHealth(logger, newMetrics(reg), opts.now()), opts: opts, logger: logger}
 }
 
-// addSources builds the scopes of every source: one per lock kind in opts.Locks. A kind with
-// its own record type gets its own stores the same way.
+// addSources builds the scopes of every source: one per lock kind in opts.Locks, each
+// built as its row of lockKinds says. A kind with its own record type gets its own stores
+// the same way (DiscoverCandidates).
 func (l *Leases) addSources(c clients, opts Options) {
 	l.clients = c
 	for _, k := range opts.locks() {
-		switch k {
-		case KindLease:
-			l.addLocks(leaseSource{}, opts)
-		case KindConfigMap:
-			l.addLocks(configMapSource, opts)
-		case KindEndpoints:
-			l.addLocks(endpointsSource, opts)
-		}
-		if k != KindLease {
+		l.addLocks(k.source(), opts)
+		if k.Annotation() {
 			l.health.metrics.countParseErrors(k)
 		}
 	}
@@ -192,8 +190,9 @@ func (l *Leases) reportProblems(prev, rec *Lease) *Lease {
 // scopes, which Start then runs. Call it before Start. Not served, forbidden or turned off
 // (Options.NoCandidates) leaves the feature off, says so in one info line and in
 // lease_exporter_lease_candidates_watched, and is no error; only an API server that does not
-// answer is.
-func (l *Leases) DiscoverCandidates(ctx context.Context) error {
+// answer within timeout is (it is retried until then: the server just proved reachable, so
+// silence is a blip).
+func (l *Leases) DiscoverCandidates(ctx context.Context, timeout time.Duration) error {
 	if l.opts.NoCandidates {
 		l.logger.Info("not watching LeaseCandidates: turned off by option")
 		return nil
@@ -202,13 +201,23 @@ func (l *Leases) DiscoverCandidates(ctx context.Context) error {
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	version, err := discoverCandidates(ctx, l.clients, namespaces)
-	if errors.Is(err, errCandidatesUnavailable) {
-		l.logger.Info("not watching LeaseCandidates: coordinated leader election is not available to the exporter", "err", err)
-		return nil
-	}
-	if err != nil {
+	var version string
+	var unavailable error
+	err := retry(ctx, timeout, func(ctx context.Context) error {
+		var err error
+		version, err = discoverCandidates(ctx, l.clients, namespaces)
+		if errors.Is(err, errCandidatesUnavailable) {
+			unavailable = err // an answer
+			return nil
+		}
 		return err
+	})
+	if err != nil {
+		return fmt.Errorf("discover LeaseCandidates within %s: %w", timeout, err)
+	}
+	if unavailable != nil {
+		l.logger.Info("not watching LeaseCandidates: coordinated leader election is not available to the exporter", "err", unavailable)
+		return nil
 	}
 	// The lease selector is not applied: a candidate's labels are not its Lease's (the
 	// components set none), so any selector would drop them all.

@@ -12,7 +12,7 @@ import (
 )
 
 // TestNewFromConfig: New takes the client configuration once and builds both clients; the
-// zero Options are valid.
+// zero Options are valid, a Kind outside the table is not.
 func TestNewFromConfig(t *testing.T) {
 	cfg := &rest.Config{Host: "https://example:6443"}
 	l, err := New(cfg, Options{WatchBatch: 5 * time.Second}, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
@@ -25,8 +25,9 @@ func TestNewFromConfig(t *testing.T) {
 	if _, err := New(cfg, Options{}, slog.New(slog.DiscardHandler), prometheus.NewRegistry()); err != nil {
 		t.Fatalf("zero Options: %v", err)
 	}
-	if _, err := New(cfg, Options{Shard: 1}, nil, prometheus.NewRegistry()); err == nil {
-		t.Fatal("invalid Options accepted")
+	// The one option New checks; the command validates the others (cmd's TestWatchFlagsValidate).
+	if _, err := New(cfg, Options{Locks: []Kind{Kind(len(lockKinds))}}, nil, prometheus.NewRegistry()); err == nil {
+		t.Fatal("a lock kind outside the table accepted")
 	}
 }
 

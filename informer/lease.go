@@ -98,54 +98,6 @@ type Lease struct {
 	bits uint8
 }
 
-// Kind is the kind of API object a lock lives in: a Lease, or the leader annotation of a
-// ConfigMap or Endpoints object (client-go's and the Python client's older locks).
-type Kind uint8
-
-// The lock kinds.
-const (
-	KindLease Kind = iota
-	KindConfigMap
-	KindEndpoints
-)
-
-// String returns the value of the kind label: the API kind.
-func (k Kind) String() string {
-	switch k {
-	case KindConfigMap:
-		return "ConfigMap"
-	case KindEndpoints:
-		return "Endpoints"
-	default:
-		return "Lease"
-	}
-}
-
-// Kinds lists every Kind.
-var Kinds = [...]Kind{KindLease, KindConfigMap, KindEndpoints}
-
-// Resource returns the kind's API resource: the plural RBAC grants and --locks names.
-func (k Kind) Resource() string {
-	switch k {
-	case KindConfigMap:
-		return "configmaps"
-	case KindEndpoints:
-		return "endpoints"
-	default:
-		return "leases"
-	}
-}
-
-// KindOfResource returns the Kind whose Resource is resource.
-func KindOfResource(resource string) (Kind, bool) {
-	for _, k := range Kinds {
-		if k.Resource() == resource {
-			return k, true
-		}
-	}
-	return 0, false
-}
-
 const (
 	kindMask = 0x3
 	// ownedBySameNameNode marks the kubelet's node Lease, owned by the Node of its own name:

@@ -6,6 +6,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -14,7 +15,10 @@ type leaseSource struct{}
 
 var _ source[*Lease] = leaseSource{}
 
-func (leaseSource) resource() string { return "leases.coordination.k8s.io" }
+// newLeaseSource is KindLease's source (lockKinds): the typed client needs nothing more.
+func newLeaseSource(Kind, schema.GroupVersionResource) source[*Lease] { return leaseSource{} }
+
+func (leaseSource) resource() string { return KindLease.qualifiedResource() }
 
 func (leaseSource) object() runtime.Object { return &coordinationv1.Lease{} }
 

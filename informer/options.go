@@ -1,7 +1,6 @@
 package informer
 
 import (
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -10,12 +9,12 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Options narrow what the informer watches. The zero Options watch every Lease in every
-// namespace, unsharded, each watch event read as it arrives.
+// namespace, unsharded, each watch event read as it arrives. The bounds below (MaxWatchBatch,
+// MaxHistory) and the rest are checked by the command that sets Options from its flags, once,
+// in the flags' words.
 type Options struct {
 	// Locks are the kinds of lock objects to watch; empty means Leases only.
 	Locks []Kind
@@ -43,47 +42,14 @@ type Options struct {
 // MaxWatchBatch keeps batching well under the lease durations the metrics judge (10–60 s).
 const MaxWatchBatch = 5 * time.Second
 
-// OptionError is an invalid field of Options. Its message speaks of the option, never of a
-// command's flag; a command that sets the field from a flag names the flag instead. (An
-// invalid namespace is a plain error: its message names the namespace, which is enough.)
-type OptionError struct {
-	// Field is the invalid field, e.g. "LeaseSelector"; "Shard" for Shard and TotalShards
-	// together; "ExcludeNamespaces" for ExcludeNamespaces combined with Namespaces.
-	Field string
-	Err   error
-}
-
-func (e *OptionError) Error() string { return e.Err.Error() }
-
-// Unwrap returns the cause.
-func (e *OptionError) Unwrap() error { return e.Err }
-
-// Validate reports the first invalid option, saying how to fix it.
-func (o Options) Validate() error {
-	for _, ns := range slices.Concat(o.Namespaces, o.ExcludeNamespaces) {
-		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
-			return fmt.Errorf("invalid namespace %q: %s", ns, strings.Join(errs, "; "))
-		}
-	}
+// checkLocks rejects a Kind outside the lock kinds table. It is the one check New makes:
+// the other options come from flags the command has validated (cmd/lease-exporter's
+// options.Validate), and a Kind is an open number no flag can produce.
+func (o Options) checkLocks() error {
 	for _, k := range o.Locks {
-		if k > KindEndpoints {
-			return &OptionError{"Locks", fmt.Errorf("invalid lock kind %d", k)}
+		if !k.valid() {
+			return fmt.Errorf("invalid lock kind %d", k)
 		}
-	}
-	if len(o.Namespaces) > 0 && len(o.ExcludeNamespaces) > 0 {
-		return &OptionError{"ExcludeNamespaces", errors.New("namespaces to watch and namespaces to exclude cannot be combined: list only the namespaces to watch")}
-	}
-	if _, err := labels.Parse(o.LeaseSelector); err != nil {
-		return &OptionError{"LeaseSelector", fmt.Errorf("invalid lease selector %q: %w", o.LeaseSelector, err)}
-	}
-	if o.WatchBatch < 0 || o.WatchBatch > MaxWatchBatch {
-		return &OptionError{"WatchBatch", fmt.Errorf("invalid watch batch %s: must be between 0 and %s (longer makes every metric lag)", o.WatchBatch, MaxWatchBatch)}
-	}
-	if err := o.History.validate(); err != nil {
-		return err
-	}
-	if o.TotalShards < 0 || o.Shard < 0 || o.Shard >= o.totalShards() {
-		return &OptionError{"Shard", fmt.Errorf("invalid sharding: shard %d of %d: need 0 <= shard < total shards", o.Shard, o.TotalShards)}
 	}
 	return nil
 }

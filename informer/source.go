@@ -16,10 +16,10 @@ import (
 // Everything else is written once and shared by every source: the scopes (reflector, store,
 // watch state), observation, server-side filters, sharding, freshness and self-metrics.
 //
-// A new kind implements source for its API object, typed or metadata-only, and is given to
-// newScopes in New. A lock kind decodes into *Lease, so every observation passes through
-// observe; a kind with another record type (LeaseCandidate) brings its record and observe
-// function and gets its own stores from the same machinery.
+// A new lock kind implements source for its API object, typed or metadata-only, and is a row
+// of lockKinds (kinds.go), which addSources reads. A lock kind decodes into *Lease, so every
+// observation passes through observe; a kind with another record type (LeaseCandidate) brings
+// its record and observe function and gets its own stores from the same machinery.
 type source[R record[R]] interface {
 	// resource names what is listed and watched as RBAC does, e.g. "leases.coordination.k8s.io".
 	resource() string

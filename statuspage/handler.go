@@ -15,12 +15,26 @@ import (
 	"github.com/lease-exporter/lease-exporter/informer"
 )
 
+const (
+	// Path is the status pages' index, which the landing page links to; the detail pages lie
+	// under it.
+	Path = "/leases"
+	// APIPrefix is the JSON API's; the pages keep all of it, for the API's later versions.
+	APIPrefix = "/api/"
+)
+
 // Patterns are the routes Handler serves, for the server's mux. A lock is addressed by
 // namespace and name; ?kind= (Lease, ConfigMap, Endpoints; default Lease) tells apart locks
 // of different kinds with the same namespace and name.
 var Patterns = []string{
-	"GET /leases", "GET /leases/{namespace}/{name}",
-	"GET /api/v1/leases", "GET /api/v1/leases/{namespace}/{name}",
+	"GET " + Path, "GET " + Path + "/{namespace}/{name}",
+	"GET " + APIPrefix + "v1/leases", "GET " + APIPrefix + "v1/leases/{namespace}/{name}",
+}
+
+// Reserved reports whether another handler at path, on the server's mux, would take routes
+// of the pages: Path, anything under it, or under APIPrefix.
+func Reserved(path string) bool {
+	return path == Path || strings.HasPrefix(path, Path+"/") || strings.HasPrefix(path, APIPrefix)
 }
 
 // Handler serves Patterns from a view of the cache.

@@ -37,7 +37,7 @@ func TestHistoryFlags(t *testing.T) {
 			t.Errorf("%v: %v", tc.args, err)
 			continue
 		}
-		got := o.informer.History
+		got := o.informerOptions().History
 		if got.Tenures != tc.want.Tenures || got.Renewals != tc.want.Renewals || !slices.Equal(got.Classes, tc.want.Classes) {
 			t.Errorf("%v: history %+v, want %+v", tc.args, got, tc.want)
 		}

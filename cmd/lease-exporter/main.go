@@ -49,24 +49,26 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 // run reads as the exporter's table of contents: client config, registry, informer, server, wait.
 func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 	logger.Info("starting lease-exporter", "version", version.Info(), "build", version.BuildContext())
-	opts.client.UserAgent = "lease-exporter/" + version.Version
-	cfg, source, err := informer.RESTConfig(opts.client)
+	client := opts.client
+	client.UserAgent = "lease-exporter/" + version.Version
+	cfg, source, err := informer.RESTConfig(client)
 	if err != nil {
 		return kubeConfigError{err}
 	}
 	reg := newRegistry()
-	leases, err := informer.New(cfg, opts.informer, logger.With("component", "informer"), reg)
+	watch := opts.informerOptions()
+	leases, err := informer.New(cfg, watch, logger.With("component", "informer"), reg)
 	if err != nil {
 		return kubeConfigError{fmt.Errorf("build client from %s: %w", source, err)}
 	}
 	if err := leases.CheckReachable(ctx, opts.reachTimeout); err != nil {
 		return unreachableError{fmt.Errorf("%w (configured by %s)", err, source)}
 	}
-	logger.Info("connected to API server", "host", cfg.Host, "config", source, "watching", opts.informer.Describe())
-	if err := discoverCandidates(ctx, leases, opts.reachTimeout); err != nil {
+	logger.Info("connected to API server", "host", cfg.Host, "config", source, "watching", watch.Describe())
+	if err := leases.DiscoverCandidates(ctx, opts.reachTimeout); err != nil {
 		return unreachableError{fmt.Errorf("%w (configured by %s)", err, source)}
 	}
-	reg.MustRegister(collector.NewStatus(leases, nil), collector.NewCandidates(leases, leases, nil))
+	reg.MustRegister(collector.NewStatus(leases, nil), collector.NewCandidates(leases, nil))
 	// The informers get their own context: Shutdown waits for them to stop, so when serve
 	// fails (e.g. the listen address is taken) they must be stopped here, or run never returns.
 	informerCtx, stopInformers := context.WithCancel(ctx)
@@ -76,25 +78,6 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 
 	srv := newServer(opts.telemetryPath, newHandlers(opts, reg, leases, logger), leases.HasSynced, opts.enablePprof)
 	return serve(ctx, srv, opts, logger)
-}
-
-// discoverCandidates decides, within timeout, whether LeaseCandidates are watched. It retries
-// while the API server does not answer (it just proved reachable, so that is a blip); an API
-// that is not served or forbidden is an answer, not an error.
-func discoverCandidates(ctx context.Context, leases *informer.Leases, timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	for {
-		err := leases.DiscoverCandidates(ctx)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("discover LeaseCandidates within %s: %w", timeout, err)
-		case <-time.After(time.Second):
-		}
-	}
 }
 
 func logSynced(ctx context.Context, leases *informer.Leases, logger *slog.Logger) {

@@ -10,8 +10,11 @@ import (
 	"time"
 
 	"github.com/prometheus/exporter-toolkit/web"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/statuspage"
 )
 
 // defaultListenAddress: the Prometheus exporter port range 9100-9999 is fully allocated, so
@@ -20,15 +23,17 @@ const defaultListenAddress = ":10047"
 
 // options are the command-line flags, named the way Prometheus operators already know them.
 type options struct {
-	listenAddress  string
-	webConfigFile  string
-	telemetryPath  string
-	maxRequests    int
-	enablePprof    bool
-	logLevel       string
-	logFormat      string
-	client         informer.ClientOptions
-	informer       informer.Options
+	listenAddress string
+	webConfigFile string
+	telemetryPath string
+	maxRequests   int
+	enablePprof   bool
+	logLevel      string
+	logFormat     string
+	client        informer.ClientOptions
+	// watch holds the informer options that flags set as they are; informerOptions
+	// derives the rest from the fields below.
+	watch          informer.Options
 	namespaces     string
 	locks          lockList
 	namespacesExcl string
@@ -53,18 +58,18 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.logFormat, "log.format", "text", "Log format: text (coloured on a terminal) or json.")
 	fs.StringVar(&o.client.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig file. Default: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.")
 	fs.StringVar(&o.client.Context, "kube.context", "", "Kubeconfig context to use instead of the current context.")
-	fs.Var(&o.locks, "locks", "Comma-separated kinds of lock objects to watch: leases, configmaps, endpoints (the leader annotation of ConfigMap and Endpoints locks, watched metadata-only). May be repeated; the values add up.")
+	fs.Var(&o.locks, "locks", locksUsage())
 	fs.StringVar(&o.namespaces, "namespaces", "", "Comma-separated namespaces to watch. Default: all namespaces.")
 	fs.StringVar(&o.namespacesExcl, "namespaces-exclude", "", "Comma-separated namespaces not to watch.")
-	fs.StringVar(&o.informer.LeaseSelector, "lease-selector", "", "Label selector: only Leases matching it are exported (e.g. 'app!=test').")
+	fs.StringVar(&o.watch.LeaseSelector, "lease-selector", "", "Label selector: only Leases matching it are exported (e.g. 'app!=test').")
 	fs.BoolVar(&o.extendedMetrics, "metrics.extended", false, "Also export the series the lean default leaves out because PromQL derives them (renew and expiry times, renew age, spec.leaseTransitions), and the leader-election series for node-heartbeat Leases.")
 	fs.BoolVar(&o.leaseCandidates, "lease-candidates", o.leaseCandidates, "Watch LeaseCandidates (coordinated leader election) if the API server serves them and the exporter may list them; false never asks.")
-	fs.IntVar(&o.informer.Shard, "shard", 0, "This replica's shard number, from 0 to --total-shards - 1.")
-	fs.IntVar(&o.informer.TotalShards, "total-shards", 1, "Number of shards Leases are split across (stable hash of namespace/name).")
+	fs.IntVar(&o.watch.Shard, "shard", 0, "This replica's shard number, from 0 to --total-shards - 1.")
+	fs.IntVar(&o.watch.TotalShards, "total-shards", 1, "Number of shards Leases are split across (stable hash of namespace/name).")
 	fs.DurationVar(&o.reachTimeout, "kube.reach-timeout", o.reachTimeout, "How long to wait at start for the API server to answer before exiting with code 4.")
-	fs.DurationVar(&o.informer.WatchBatch, "kube.watch-batch-interval", o.informer.WatchBatch, "Read watch events in batches at most this far apart, which cuts CPU per Lease update about fourfold at high churn; metrics lag by up to this much. 0 reads each event as it arrives.")
-	fs.IntVar(&o.informer.History.Tenures, "history.changes", o.informer.History.Tenures, "Holder changes kept per lock for the status pages (/leases): each is a holder's tenure with how it began and ended. 0 keeps no history.")
-	fs.IntVar(&o.informer.History.Renewals, "history.renewals", o.informer.History.Renewals, "Intervals between observed renewals kept per lock for the status pages.")
+	fs.DurationVar(&o.watch.WatchBatch, "kube.watch-batch-interval", o.watch.WatchBatch, "Read watch events in batches at most this far apart, which cuts CPU per Lease update about fourfold at high churn; metrics lag by up to this much. 0 reads each event as it arrives.")
+	fs.IntVar(&o.watch.History.Tenures, "history.changes", o.watch.History.Tenures, "Holder changes kept per lock for the status pages (/leases): each is a holder's tenure with how it began and ended. 0 keeps no history.")
+	fs.IntVar(&o.watch.History.Renewals, "history.renewals", o.watch.History.Renewals, "Intervals between observed renewals kept per lock for the status pages.")
 	fs.StringVar(&o.historyClasses, "history.classes", o.historyClasses, "Comma-separated classes of locks that keep a history: leader-election, apiserver-identity, node-heartbeat.")
 	fs.BoolVar(&o.showVersion, "version", false, "Print version information and exit.")
 	for old, current := range hiddenAliases {
@@ -90,23 +95,17 @@ func printUsage(fs *flag.FlagSet) {
 	visible.PrintDefaults()
 }
 
-// Validate reports the first invalid flag, naming it and saying what is expected.
+// Validate reports the first invalid flag, naming it and saying what is expected. It changes
+// nothing: informerOptions derives the informer's options once the flags are valid.
 func (o *options) Validate() error {
-	o.informer.Namespaces = splitList(o.namespaces)
-	o.informer.ExcludeNamespaces = splitList(o.namespacesExcl)
-	classes, err := parseClasses(o.historyClasses)
-	if err != nil {
+	if _, err := parseClasses(o.historyClasses); err != nil {
 		return err
 	}
-	o.informer.History.Classes = classes
-	locks, err := parseLocks(o.locks.String())
-	if err != nil {
+	if err := o.locks.validate(); err != nil {
 		return err
 	}
-	o.informer.Locks = locks
-	o.informer.NoCandidates = !o.leaseCandidates
-	if err := o.informer.Validate(); err != nil {
-		return o.flagError(err)
+	if err := o.validateWatch(); err != nil {
+		return err
 	}
 	switch o.logLevel {
 	case "debug", "info", "warn", "error":
@@ -116,8 +115,10 @@ func (o *options) Validate() error {
 	if o.logFormat != "text" && o.logFormat != "json" {
 		return fmt.Errorf("invalid --log.format %q: use text or json", o.logFormat)
 	}
-	if !strings.HasPrefix(o.telemetryPath, "/") || reservedPaths[o.telemetryPath] || statusPagePath(o.telemetryPath) {
-		return fmt.Errorf("invalid --web.telemetry-path %q: must start with / and not be one of /, /healthz, /readyz, nor under /leases or /api/", o.telemetryPath)
+	if !strings.HasPrefix(o.telemetryPath, "/") || o.telemetryPath == "/" || o.telemetryPath == healthzPath || o.telemetryPath == readyzPath ||
+		statuspage.Reserved(o.telemetryPath) {
+		return fmt.Errorf("invalid --web.telemetry-path %q: must start with / and not be one of /, %s, %s, nor under %s or %s",
+			o.telemetryPath, healthzPath, readyzPath, statuspage.Path, statuspage.APIPrefix)
 	}
 	if o.reachTimeout <= 0 {
 		return fmt.Errorf("invalid --kube.reach-timeout %s: must be positive", o.reachTimeout)
@@ -133,41 +134,48 @@ func (o *options) Validate() error {
 	return nil
 }
 
-// flagError phrases an invalid informer option as the flag that set it.
-func (o *options) flagError(err error) error {
-	var invalid *informer.OptionError
-	if !errors.As(err, &invalid) {
-		return err
+// validateWatch checks the flags that say what the informer watches.
+func (o *options) validateWatch() error {
+	w := o.watch
+	for _, ns := range slices.Concat(splitList(o.namespaces), splitList(o.namespacesExcl)) {
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return fmt.Errorf("invalid namespace %q: %s", ns, strings.Join(errs, "; "))
+		}
 	}
-	switch invalid.Field {
-	case "ExcludeNamespaces":
+	if splitList(o.namespaces) != nil && splitList(o.namespacesExcl) != nil {
 		return errors.New("--namespaces and --namespaces-exclude cannot be combined: list only the namespaces to watch")
-	case "LeaseSelector":
-		return fmt.Errorf("invalid --lease-selector %q: %w", o.informer.LeaseSelector, errors.Unwrap(invalid.Err))
-	case "WatchBatch":
-		return fmt.Errorf("invalid --kube.watch-batch-interval %s: must be between 0 and %s (longer makes every metric lag)",
-			o.informer.WatchBatch, informer.MaxWatchBatch)
-	case "History":
-		return fmt.Errorf("invalid --history.changes=%d --history.renewals=%d: each must be between 0 and %d",
-			o.informer.History.Tenures, o.informer.History.Renewals, informer.MaxHistory)
-	case "Shard":
-		return fmt.Errorf("invalid sharding --shard=%d --total-shards=%d: need 0 <= shard < total-shards", o.informer.Shard, o.informer.TotalShards)
-	default:
-		return err
 	}
+	if _, err := labels.Parse(w.LeaseSelector); err != nil {
+		return fmt.Errorf("invalid --lease-selector %q: %w", w.LeaseSelector, err)
+	}
+	if w.WatchBatch < 0 || w.WatchBatch > informer.MaxWatchBatch {
+		return fmt.Errorf("invalid --kube.watch-batch-interval %s: must be between 0 and %s (longer makes every metric lag)",
+			w.WatchBatch, informer.MaxWatchBatch)
+	}
+	if h := w.History; h.Tenures < 0 || h.Tenures > informer.MaxHistory || h.Renewals < 0 || h.Renewals > informer.MaxHistory {
+		return fmt.Errorf("invalid --history.changes=%d --history.renewals=%d: each must be between 0 and %d",
+			h.Tenures, h.Renewals, informer.MaxHistory)
+	}
+	if w.TotalShards < 0 || w.Shard < 0 || w.Shard >= max(w.TotalShards, 1) {
+		return fmt.Errorf("invalid sharding --shard=%d --total-shards=%d: need 0 <= shard < total-shards", w.Shard, w.TotalShards)
+	}
+	return nil
 }
 
-var reservedPaths = map[string]bool{"/": true, "/healthz": true, "/readyz": true}
-
-// statusPagePath reports whether path would shadow the status pages (statuspage.Patterns).
-func statusPagePath(path string) bool {
-	return path == "/leases" || strings.HasPrefix(path, "/leases/") || strings.HasPrefix(path, "/api/")
+// informerOptions derives what the informer watches from the flags, which Validate has checked.
+func (o *options) informerOptions() informer.Options {
+	w := o.watch
+	w.Namespaces, w.ExcludeNamespaces = splitList(o.namespaces), splitList(o.namespacesExcl)
+	w.Locks = o.locks.Kinds()
+	w.NoCandidates = !o.leaseCandidates
+	w.History.Classes, _ = parseClasses(o.historyClasses)
+	return w
 }
 
 // parseOptions parses args; an invalid flag is a usageError (exit code 2), reported after
 // the flag package has printed usage.
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
-	o := &options{reachTimeout: 15 * time.Second, informer: informer.Options{WatchBatch: 250 * time.Millisecond, History: informer.DefaultHistory},
+	o := &options{reachTimeout: 15 * time.Second, watch: informer.Options{WatchBatch: 250 * time.Millisecond, History: informer.DefaultHistory},
 		leaseCandidates: true}
 	o.historyClasses = classNames(informer.DefaultHistory.Classes)
 	fs := flag.NewFlagSet("lease-exporter", flag.ContinueOnError)
@@ -187,40 +195,6 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		return nil, usageError{err}
 	}
 	return o, nil
-}
-
-// lockList is the value of --locks: "leases" until set; each use of the flag adds its
-// values, so deploy components can each enable one kind.
-type lockList struct {
-	values []string
-}
-
-func (l *lockList) String() string {
-	if l == nil || l.values == nil {
-		return "leases"
-	}
-	return strings.Join(l.values, ",")
-}
-
-func (l *lockList) Set(s string) error {
-	l.values = append(l.values, s)
-	return nil
-}
-
-// parseLocks reads --locks: resource names of lock kinds, at least one.
-func parseLocks(s string) ([]informer.Kind, error) {
-	var kinds []informer.Kind
-	for _, name := range splitList(s) {
-		k, ok := informer.KindOfResource(name)
-		if !ok {
-			return nil, fmt.Errorf("invalid --locks %q: unknown lock kind %q: use leases, configmaps or endpoints, comma-separated", s, name)
-		}
-		kinds = append(kinds, k)
-	}
-	if len(kinds) == 0 {
-		return nil, fmt.Errorf("invalid --locks %q: name at least one of leases, configmaps or endpoints", s)
-	}
-	return kinds, nil
 }
 
 func splitList(s string) []string {

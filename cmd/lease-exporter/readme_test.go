@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lease-exporter/lease-exporter/informer"
 )
 
 // TestREADMEDocumentsEveryFlag keeps the README's flag table and the flags in step: a flag
@@ -47,6 +49,29 @@ func TestREADMEDocumentsEveryFlag(t *testing.T) {
 	for _, name := range documented {
 		if !slices.Contains(defined, name) {
 			t.Errorf("README documents --%s, which the exporter does not have", name)
+		}
+	}
+}
+
+// TestREADMEListsEveryLockKind: the README's --locks row names the value of every lock kind
+// in informer's table, so a new kind cannot ship undocumented.
+func TestREADMEListsEveryLockKind(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row string
+	for line := range strings.Lines(string(readme)) {
+		if strings.HasPrefix(line, "| `--locks` |") {
+			row = line
+		}
+	}
+	if row == "" {
+		t.Fatal("README has no --locks row")
+	}
+	for _, k := range informer.Kinds {
+		if !strings.Contains(row, "`"+k.Resource()+"`") {
+			t.Errorf("README's --locks row does not list `%s`", k.Resource())
 		}
 	}
 }

@@ -22,6 +22,12 @@ import (
 	"github.com/lease-exporter/lease-exporter/statuspage"
 )
 
+// The probes' paths, which --web.telemetry-path may not take.
+const (
+	healthzPath = "/healthz"
+	readyzPath  = "/readyz"
+)
+
 // shutdownTimeout leaves a scrape in flight time to finish while staying inside Kubernetes'
 // default 30s termination grace period and the 5s our users expect.
 const shutdownTimeout = 4 * time.Second
@@ -44,8 +50,9 @@ type handlers struct{ metrics, leases http.Handler }
 
 func newHandlers(opts *options, reg *prometheus.Registry, view informer.View, logger *slog.Logger) handlers {
 	limit := newLimit(opts.maxRequests)
+	series := collector.WithExtended(opts.extendedMetrics)
 	return handlers{
-		metrics: limit(exposition.NewHandler(view, reg, logger, collector.WithExtended(opts.extendedMetrics))),
+		metrics: limit(exposition.NewHandler(reg, collector.NewTextWriter(view, nil, series), collector.New(view, nil, series), logger)),
 		leases:  limit(statuspage.New(view, logger.With("component", "statuspage"), nil)),
 	}
 }
@@ -81,10 +88,10 @@ func newServer(metricsPath string, h handlers, ready func() bool, enablePprof bo
 	for _, pattern := range statuspage.Patterns {
 		mux.Handle(pattern, h.leases)
 	}
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc(healthzPath, func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc(readyzPath, func(w http.ResponseWriter, _ *http.Request) {
 		if !ready() {
 			http.Error(w, "lease cache not synced yet", http.StatusServiceUnavailable)
 			return
@@ -103,9 +110,9 @@ func newServer(metricsPath string, h handlers, ready func() bool, enablePprof bo
 		Version:     version.Info(),
 		Links: []web.LandingLinks{
 			{Address: metricsPath, Text: "Metrics"},
-			{Address: "/leases", Text: "Leases: status and election history"},
-			{Address: "/healthz", Text: "Health"},
-			{Address: "/readyz", Text: "Readiness"},
+			{Address: statuspage.Path, Text: "Leases: status and election history"},
+			{Address: healthzPath, Text: "Health"},
+			{Address: readyzPath, Text: "Readiness"},
 		},
 	})
 	if err != nil {

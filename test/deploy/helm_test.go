@@ -175,7 +175,7 @@ func TestHelmOptions(t *testing.T) {
 			}
 			wantRules := slices.Clone(leaseRule)
 			for _, k := range tc.locks {
-				wantRules = append(wantRules, coreRule(k))
+				wantRules = append(wantRules, lockRule(k))
 			}
 			roles := append(ofKind(objs, "ClusterRole"), ofKind(objs, "Role")...)
 			for _, r := range roles {

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/lease-exporter/lease-exporter/informer"
 )
 
 // variant pairs a kustomize overlay with the Helm values that must render the same objects.
@@ -144,9 +146,19 @@ var leaseRule = []any{map[string]any{
 	"verbs":     []any{"list", "watch"},
 }}
 
-// coreRule is list+watch on a core resource.
-func coreRule(resource string) any {
-	return map[string]any{"apiGroups": []any{""}, "resources": []any{resource}, "verbs": []any{"list", "watch"}}
+// lockRule is the RBAC rule of the lock kind whose resource --locks names, as informer's
+// lock kinds table gives it.
+func lockRule(resource string) any {
+	k, ok := informer.KindOfResource(resource)
+	if !ok {
+		return "(no lock kind " + resource + ")"
+	}
+	r := k.RBACRule()
+	var verbs []any
+	for _, v := range r.Verbs {
+		verbs = append(verbs, v)
+	}
+	return map[string]any{"apiGroups": []any{r.APIGroup}, "resources": []any{r.Resource}, "verbs": verbs}
 }
 
 // lockKinds returns the lock kinds besides Leases that the Deployments' --locks flags
@@ -220,7 +232,7 @@ func checkInvariants(t *testing.T, objs []object, ns string) {
 	// Annotation locks add list+watch on their resource, exactly when a Deployment watches them.
 	wantRules := slices.Clone(leaseRule)
 	for _, kind := range lockKinds(byKind["Deployment"]) {
-		wantRules = append(wantRules, coreRule(kind))
+		wantRules = append(wantRules, lockRule(kind))
 	}
 	for _, r := range roles {
 		if !reflect.DeepEqual(r.get("rules"), wantRules) {

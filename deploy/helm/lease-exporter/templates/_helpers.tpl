@@ -61,7 +61,7 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{/* Where the web config Secret is mounted. */}}
 {{- define "lease-exporter.webConfigDir" -}}/etc/lease-exporter/web{{- end }}
 
-{{/* The list+watch on Leases that is all the exporter needs, and on the annotation locks enabled in values.locks. */}}
+{{/* The list+watch on Leases that is all the exporter needs, and on the lock kinds enabled in values.locks (_lockkinds.tpl). */}}
 {{- define "lease-exporter.rbacRules" -}}
 - apiGroups:
     - coordination.k8s.io
@@ -71,23 +71,15 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
   verbs:
     - list
     - watch
-{{- if .Values.locks.configMaps }}
+{{- range include "lease-exporter.lockKinds" $ | fromYamlArray }}
+{{- if index $.Values.locks .value }}
 - apiGroups:
-    - ""
+    - {{ .apiGroup | quote }}
   resources:
-    - configmaps
+    - {{ .resource }}
   verbs:
-    - list
-    - watch
+    {{- toYaml .verbs | nindent 4 }}
 {{- end }}
-{{- if .Values.locks.endpoints }}
-- apiGroups:
-    - ""
-  resources:
-    - endpoints
-  verbs:
-    - list
-    - watch
 {{- end }}
 {{- end }}
 
