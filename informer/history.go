@@ -73,7 +73,8 @@ type Tenure struct {
 // History is the recent election history of one lock incarnation: its last tenures and the
 // intervals between its last observed renewals, in two bounded rings. The store's goroutine
 // writes it (through observe, in event order); readers take a Snapshot. A recreated lock (new
-// UID) starts a new History.
+// UID) starts a new History. A lock whose history is still what its record says has none of
+// its own (keepHistory): Lease.History builds it from the record.
 type History struct {
 	mu       sync.Mutex
 	tenures  []Tenure // ring of at most cap(tenures); next is the slot after the newest
@@ -85,6 +86,9 @@ type History struct {
 	// liveAt is the last observation seen live (Unix µs), 0 after one that was not: a
 	// renewal interval is measured only between two renewals seen live, so none is missed.
 	liveAt int64
+	// inRecord marks the History that locks share while theirs is what their records say;
+	// it holds only the rings' bounds.
+	inRecord bool
 }
 
 // HistorySnapshot is a copy of a History, oldest first.
@@ -97,10 +101,31 @@ type HistorySnapshot struct {
 
 // History returns the lock's history, nil when it keeps none.
 func (l *Lease) History() *History {
-	if l.rare == nil {
+	if l.rare == nil || l.rare.history == nil {
 		return nil
 	}
+	if h := l.rare.history; h.inRecord {
+		return h.fromRecord(l)
+	}
 	return l.rare.history
+}
+
+// fromRecord returns, in a new History bounded as h, the history the record l says on its
+// own: what begin opened when l was first seen in a list (at FirstSeen), one tenure of its
+// holder from its acquireTime, none for an empty holder.
+func (h *History) fromRecord(l *Lease) *History {
+	out := &History{maxT: h.maxT, maxR: h.maxR}
+	out.begin(l, l.FirstSeen, false, 0)
+	return out
+}
+
+// onlyRepeats reports whether h, a History no record carries yet, says no more than l's
+// record: nothing seen live, no renewal interval, at most the tenure fromRecord builds.
+func (h *History) onlyRepeats(l *Lease) bool {
+	if h.liveAt != 0 || len(h.renewals) != 0 || len(h.tenures) > 1 {
+		return false
+	}
+	return slices.Equal(h.tenures, h.fromRecord(l).tenures)
 }
 
 // Snapshot copies the history under its lock.

@@ -6,17 +6,19 @@ package informer
 const expiryTolerance = 1_000_000 // µs
 
 // observeWithHistory returns the observation of lock records: observe, followed, for the
-// classes opts keeps, by the lock's history. Without history it is observe itself, at no
+// classes opts keep, by the lock's history. Without history it is observe itself, at no
 // cost. Like observe, it runs in the store's goroutine in the order events arrive, and an
 // unchanged record (a relist showing nothing new) returns before the history is touched.
 func observeWithHistory(opts HistoryOptions) func(prev, l *Lease, now int64, live bool) *Lease {
 	if opts.Tenures == 0 || len(opts.Classes) == 0 {
 		return observe
 	}
+	// inRecord is the rare fields of every lock whose history is what its record says.
+	inRecord := &rareFields{history: &History{maxT: uint16(opts.Tenures), maxR: uint16(opts.Renewals), inRecord: true}}
 	return func(prev, l *Lease, now int64, live bool) *Lease {
 		rec := observe(prev, l, now, live)
 		if rec != prev && opts.keeps(rec.Class) {
-			keepHistory(opts, prev, rec, now, live)
+			keepHistory(inRecord, prev, rec, now, live)
 		}
 		return rec
 	}
@@ -25,23 +27,50 @@ func observeWithHistory(opts HistoryOptions) func(prev, l *Lease, now int64, liv
 // keepHistory records the change from prev (nil at first sight) to l, the record about to be
 // cached, in the history l then carries: the previous record's if it is the same incarnation,
 // else a new one (a recreated lock starts over).
-func keepHistory(opts HistoryOptions, prev, l *Lease, now int64, live bool) {
+//
+// A History is allocated only once something happened that the record cannot say: a lock
+// found in a list (at start-up, by far the most) and not seen to change since has the
+// history its record says, one tenure of its holder from its acquireTime (History builds it
+// when asked), and carries the shared inRecord instead. What allocates is whatever makes
+// the history more than that, measured, not listed: a holder change, a release, an expiry,
+// a creation seen live, and also a renewal seen live, as it makes the next one's interval
+// measurable and its skew corrects the tenure's start (docs/status-page.md).
+func keepHistory(inRecord *rareFields, prev, l *Lease, now int64, live bool) {
 	var h *History
-	if prev != nil && prev.UID == l.UID {
+	if prev != nil && prev.UID == l.UID && prev.rare != nil {
+		h = prev.rare.history
+	}
+	switch {
+	case h != nil && !h.inRecord:
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.record(prev, l, now, live)
+		attachHistory(prev, l, h)
+		return
+	case h != nil: // what prev's record said, until now
 		h = prev.History()
-	}
-	if h == nil {
-		h = &History{maxT: uint16(opts.Tenures), maxR: uint16(opts.Renewals)}
-		prev = nil
-	}
-	attachHistory(prev, l, h)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if prev == nil {
+		h.record(prev, l, now, live)
+	case !live && l.FirstSeen == now: // first sight, in a list: begin would open what fromRecord builds
+		markInRecord(inRecord, l)
+		return
+	default: // first sight, live (or a lock whose class came to keep history)
+		h = &History{maxT: inRecord.history.maxT, maxR: inRecord.history.maxR}
 		h.begin(l, now, live, 0)
+	}
+	if h.onlyRepeats(l) {
+		markInRecord(inRecord, l)
 		return
 	}
-	h.record(prev, l, now, live)
+	attachHistory(prev, l, h)
+}
+
+// markInRecord makes l, fresh from decode, carry the history its record says.
+func markInRecord(inRecord *rareFields, l *Lease) {
+	if l.rare == nil {
+		l.rare = inRecord
+	} else {
+		l.rare.history = inRecord.history
+	}
 }
 
 // attachHistory makes l carry h. l is fresh from decode, so its rare fields are its own; a

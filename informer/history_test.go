@@ -234,6 +234,51 @@ func TestHistoryOnlyForConfiguredClasses(t *testing.T) {
 	}
 }
 
+// A lock found in the initial list keeps no History of its own: every such lock shares one
+// rareFields whose History holds nothing, and History builds the tenure its record says.
+// Observing it allocates nothing beyond what the record without history allocates. A relist
+// showing it unchanged, or showing a renewal its record explains, keeps it that way; its
+// first renewal seen live allocates its own History, which then goes on from that tenure.
+func TestHistoryListedLockAllocatesNothingUntilItChanges(t *testing.T) {
+	j := newHistoryJudge(testHistory)
+	e := &elector{j: j, uid: "u1"}
+	other := rawLease("u2", "1", "b", t0)
+	other.Name = "other"
+	_ = j.at(3*time.Second).store.Replace([]any{e.write("a", 2*time.Second, time.Second), other}, "")
+	l, o := j.lease(t), cached(t, j.store, "ns/other")
+	if l.rare == nil || !l.rare.history.inRecord || l.rare != o.rare {
+		t.Fatalf("listed locks carry rare fields %+v and %+v, want one shared, holding no history of their own", l.rare, o.rare)
+	}
+	want := HistorySnapshot{Tenures: []Tenure{{Holder: "a", From: sec(time.Second), LastRenew: sec(2 * time.Second)}}}
+	if got := e.history(t); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("history of a listed lock %+v, want its record's tenure %+v", got, want)
+	}
+
+	obs, rec := observeWithHistory(testHistory), Project(e.write("a", 4*time.Second, time.Second))
+	if allocs := testing.AllocsPerRun(100, func() { rec.rare = nil; obs(nil, rec, sec(5*time.Second), false) }); allocs != 0 {
+		t.Fatalf("observing a listed lock with history allocates %v times, want 0", allocs)
+	}
+
+	_ = j.at(8*time.Second).store.Replace([]any{e.write("a", 6*time.Second, time.Second), other}, "")
+	if l := j.lease(t); !l.rare.history.inRecord {
+		t.Fatal("a relist showing a renewal by the same holder allocated a history")
+	}
+	j.openWatch()
+	e.live("a", 10*time.Second, time.Second)
+	l = j.lease(t)
+	if l.rare.history.inRecord || l.rare == o.rare {
+		t.Fatal("a renewal seen live left the lock without a history of its own")
+	}
+	want.Tenures[0].LastRenew = sec(10 * time.Second)
+	if got := e.history(t); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("history after the first live renewal %+v, want %+v", got, want)
+	}
+	e.live("a", 12*time.Second, time.Second)
+	if got := e.history(t).RenewalIntervals; fmt.Sprint(got) != "[2000]" {
+		t.Fatalf("renewal intervals %v after two live renewals, want [2000]", got)
+	}
+}
+
 // Renewals of a lock whose only rare field is its history share one rareFields and one
 // holder string: history costs no allocation per renewal.
 func TestHistoryRenewalsShareRecordFields(t *testing.T) {
