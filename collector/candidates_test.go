@@ -21,7 +21,7 @@ import (
 
 // candidateView runs the informer with LeaseCandidates served (v1beta1) over a fake clientset
 // holding leases and candidates, and waits for sync.
-func candidateView(t *testing.T, leases []*coordinationv1.Lease, candidates ...*coordinationv1beta1.LeaseCandidate) *informer.Leases {
+func candidateView(t *testing.T, leases []*coordinationv1.Lease, candidates ...*coordinationv1beta1.LeaseCandidate) *informer.Cache {
 	t.Helper()
 	client := fake.NewClientset()
 	client.Discovery().(*fakediscovery.FakeDiscovery).Resources = []*metav1.APIResourceList{{

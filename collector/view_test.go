@@ -21,13 +21,13 @@ import (
 var scrapeTime = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 
 // syncedView runs the real informer over a fake clientset holding leases and waits for sync.
-func syncedView(t *testing.T, leases ...*coordinationv1.Lease) *informer.Leases {
+func syncedView(t *testing.T, leases ...*coordinationv1.Lease) *informer.Cache {
 	t.Helper()
 	v, _ := syncedViewWithClient(t, leases...)
 	return v
 }
 
-func syncedViewWithClient(t *testing.T, leases ...*coordinationv1.Lease) (*informer.Leases, *fake.Clientset) {
+func syncedViewWithClient(t *testing.T, leases ...*coordinationv1.Lease) (*informer.Cache, *fake.Clientset) {
 	t.Helper()
 	client := fake.NewClientset()
 	for _, l := range leases {

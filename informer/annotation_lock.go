@@ -27,7 +27,7 @@ func ProjectAnnotationLock(m *metav1.ObjectMeta, k Kind) (*Lease, bool) {
 	}
 	if rec.HasRenewTime {
 		out.RenewTime, out.HasRenewTime = rec.RenewTime, true
-		out.ObservedRenewTime = out.RenewTime // as in Project: until observe sets it
+		out.ObservedRenewTime = out.RenewTime // as in Project: until observeLock sets it
 	}
 	out.AcquireTime, out.HasAcquireTime = rec.AcquireTime, rec.HasAcquireTime
 	out.DurationSeconds, out.HasDuration = rec.DurationSeconds, rec.HasDuration

@@ -43,7 +43,7 @@ func (s *syncBuffer) String() string {
 // annotationFixture runs the informer over a fake clientset (Leases) and a fake metadata
 // client (ConfigMaps, Endpoints) with every lock kind enabled.
 type annotationFixture struct {
-	leases *Leases
+	leases *Cache
 	meta   *metadatafake.FakeMetadataClient
 	typed  *fake.Clientset
 	reg    *prometheus.Registry
@@ -244,7 +244,7 @@ func rawLeaseIn(ns, name string) *coordinationv1.Lease {
 // TestStreamingListStripsNonLocks: during a streaming list the reflector holds every initial
 // event until the end; an object that is no lock is held as its key only, and dropped then.
 func TestStreamingListStripsNonLocks(t *testing.T) {
-	s := newScopes(configMapSource, observe, clients{}, []string{""}, Options{}, time.Now,
+	s := newScopes(configMapSource, observeLock, clients{}, []string{""}, Options{}, time.Now,
 		newMetrics(prometheus.NewRegistry()), newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), time.Now))[0]
 	plain := lockMeta("a", "plain", "u1", "7", "-")
 	plain.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}

@@ -41,7 +41,7 @@ func nodeLease(i int, renew time.Time) *coordinationv1.Lease {
 func benchStore() *store[*Lease] {
 	m := newMetrics(prometheus.NewRegistry())
 	h := newHealth(slog.New(slog.DiscardHandler), m, time.Now)
-	return newScopes(leaseSource{}, observe, clients{}, []string{""}, Options{}, time.Now, m, h)[0].store
+	return newScopes(leaseSource{}, observeLock, clients{}, []string{""}, Options{}, time.Now, m, h)[0].store
 }
 
 // BenchmarkStoreUpdate is the event path after decoding: one renewal of a cached node Lease

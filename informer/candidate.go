@@ -59,7 +59,7 @@ func projectCandidate(meta *metav1.ObjectMeta, leaseName, binary, emulation, str
 	return c
 }
 
-// observeCandidate carries the observed renew time over from prev, as observe does for locks:
+// observeCandidate carries the observed renew time over from prev, as observeLock does for locks:
 // a renewal seen live is observed when it arrives; one shown by a list or replay is placed at
 // its renewTime, never later than now nor before the previous observation. It returns prev
 // itself when nothing the collector reads changed, so the store skips the write.

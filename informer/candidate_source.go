@@ -73,12 +73,12 @@ func (candidateSource) decode(obj any) (*Candidate, bool) {
 // the credentials rejected.
 var errCandidatesUnavailable = errors.New("LeaseCandidates unavailable")
 
-// discoverCandidates returns the preferred LeaseCandidate version the API server serves with
+// servedCandidateVersion returns the preferred LeaseCandidate version the API server serves with
 // list and watch, after checking with one small list per namespace that the exporter may read
 // it. The error wraps errCandidatesUnavailable when the API is not served, is forbidden or
 // the credentials are rejected, and
 // is anything else (the API server unreachable) otherwise.
-func discoverCandidates(ctx context.Context, c clients, namespaces []string) (string, error) {
+func servedCandidateVersion(ctx context.Context, c clients, namespaces []string) (string, error) {
 	version := ""
 	for _, v := range candidateVersions {
 		resources, err := c.list.Discovery().ServerResourcesForGroupVersion("coordination.k8s.io/" + v)

@@ -42,7 +42,7 @@ func betaCandidate(ns, name, leaseName, emulation string, renewAgo time.Duration
 }
 
 // startCandidates builds the informer over client, discovers, starts and waits for sync.
-func startCandidates(t *testing.T, client *fake.Clientset, opts Options) (*Leases, *prometheus.Registry, *bytes.Buffer) {
+func startCandidates(t *testing.T, client *fake.Clientset, opts Options) (*Cache, *prometheus.Registry, *bytes.Buffer) {
 	t.Helper()
 	opts.Now = func() time.Time { return candidateTime }
 	reg, logs := prometheus.NewRegistry(), &bytes.Buffer{}
@@ -62,7 +62,7 @@ func startCandidates(t *testing.T, client *fake.Clientset, opts Options) (*Lease
 	return l, reg, logs
 }
 
-func candidateKeys(l *Leases) []string {
+func candidateKeys(l *Cache) []string {
 	var keys []string
 	l.RangeCandidates(func(c *Candidate) { keys = append(keys, c.Namespace()+"/"+c.Name()+"→"+c.LeaseName) })
 	slices.Sort(keys)
@@ -76,7 +76,7 @@ func TestDiscoverCandidatesPrefersV1beta1AndFallsBackToV1alpha2(t *testing.T) {
 	}{{[]string{"v1alpha2", "v1beta1"}, "v1beta1"}, {[]string{"v1alpha2"}, "v1alpha2"}, {[]string{"v1beta1"}, "v1beta1"}} {
 		client := fake.NewClientset()
 		serving(client, tc.served...)
-		got, err := discoverCandidates(context.Background(), clients{list: client, watch: client}, []string{""})
+		got, err := servedCandidateVersion(context.Background(), clients{list: client, watch: client}, []string{""})
 		if err != nil || got != tc.want {
 			t.Errorf("served %v: got %q, %v; want %q", tc.served, got, err, tc.want)
 		}

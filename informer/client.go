@@ -68,7 +68,7 @@ func anyExists(paths []string) bool {
 
 // CheckReachable asks the API server for its version, so an unreachable or misconfigured
 // cluster is a clear error at start instead of an exporter that never becomes ready.
-func (l *Leases) CheckReachable(ctx context.Context, timeout time.Duration) error {
+func (l *Cache) CheckReachable(ctx context.Context, timeout time.Duration) error {
 	err := retry(ctx, timeout, func(ctx context.Context) error {
 		_, err := l.clients.list.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
 		var status apierrors.APIStatus

@@ -54,7 +54,7 @@ func (e Ending) String() string {
 }
 
 // Tenure is one holder's continuous holding of a lock, as the exporter observed it. Times
-// are Unix µs by the exporter's clock (see observe).
+// are Unix µs by the exporter's clock (see observeLock).
 type Tenure struct {
 	Holder string
 	// From is when the holder took the lock: when the exporter saw it if Live, else the
@@ -72,7 +72,7 @@ type Tenure struct {
 
 // History is the recent election history of one lock incarnation: its last tenures and the
 // intervals between its last observed renewals, in two bounded rings. The store's goroutine
-// writes it (through observe, in event order); readers take a Snapshot. A recreated lock (new
+// writes it (through observeLock, in event order); readers take a Snapshot. A recreated lock (new
 // UID) starts a new History. A lock whose history is still what its record says has none of
 // its own (keepHistory): Lease.History builds it from the record.
 type History struct {

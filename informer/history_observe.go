@@ -5,18 +5,18 @@ package informer
 // the exporter computed is an expiry, not a takeover of a valid lock.
 const expiryTolerance = 1_000_000 // µs
 
-// observeWithHistory returns the observation of lock records: observe, followed, for the
-// classes opts keep, by the lock's history. Without history it is observe itself, at no
-// cost. Like observe, it runs in the store's goroutine in the order events arrive, and an
+// lockObservation returns the observation of lock records: observeLock, followed, for the
+// classes opts keep, by the lock's history. Without history it is observeLock itself, at no
+// cost. Like observeLock, it runs in the store's goroutine in the order events arrive, and an
 // unchanged record (a relist showing nothing new) returns before the history is touched.
-func observeWithHistory(opts HistoryOptions) func(prev, l *Lease, now int64, live bool) *Lease {
+func lockObservation(opts HistoryOptions) func(prev, l *Lease, now int64, live bool) *Lease {
 	if opts.Tenures == 0 || len(opts.Classes) == 0 {
-		return observe
+		return observeLock
 	}
 	// inRecord is the rare fields of every lock whose history is what its record says.
 	inRecord := &rareFields{history: &History{maxT: uint16(opts.Tenures), maxR: uint16(opts.Renewals), inRecord: true}}
 	return func(prev, l *Lease, now int64, live bool) *Lease {
-		rec := observe(prev, l, now, live)
+		rec := observeLock(prev, l, now, live)
 		if rec != prev && opts.keeps(rec.Class) {
 			keepHistory(inRecord, prev, rec, now, live)
 		}
@@ -89,7 +89,7 @@ func attachHistory(prev, l *Lease, h *History) {
 
 // record updates the history with the change from prev to l; h.mu is held.
 func (h *History) record(prev, l *Lease, now int64, live bool) {
-	at := observedOrNow(l, now)
+	at := lastRenewSeen(l, now)
 	cur := newest(h.tenures, h.nextT, h.maxT)
 	holding := cur != nil && cur.Ended == Holding
 	switch {
@@ -153,7 +153,7 @@ func (h *History) begin(l *Lease, now int64, live bool, after int64) {
 			break
 		}
 	}
-	t := Tenure{Holder: l.Holder, From: acquiredAt(l, now, live, after), LastRenew: observedOrNow(l, now), Live: live}
+	t := Tenure{Holder: l.Holder, From: acquiredAt(l, now, live, after), LastRenew: lastRenewSeen(l, now), Live: live}
 	h.tenures = push(h.tenures, &h.nextT, h.maxT, t)
 	if live {
 		h.liveAt = now
@@ -164,7 +164,7 @@ func (h *History) begin(l *Lease, now int64, live bool, after int64) {
 // corrected by the measured skew (the observed renew time without one), between after and
 // the observed renew time.
 func acquiredAt(l *Lease, now int64, live bool, after int64) int64 {
-	at := observedOrNow(l, now)
+	at := lastRenewSeen(l, now)
 	if live || !l.HasAcquireTime {
 		return at
 	}
@@ -196,7 +196,7 @@ func expiryOf(l *Lease, at int64) int64 {
 	return at
 }
 
-func observedOrNow(l *Lease, now int64) int64 {
+func lastRenewSeen(l *Lease, now int64) int64 {
 	if l.ObservedRenewTime == 0 {
 		return now
 	}

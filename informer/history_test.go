@@ -16,7 +16,7 @@ var testHistory = HistoryOptions{Tenures: 4, Renewals: 3, Classes: []Class{Class
 // newHistoryJudge is a judgeClock whose store keeps history as opts say.
 func newHistoryJudge(opts HistoryOptions) *judgeClock {
 	j := &judgeClock{now: t0}
-	j.store = newStore(leaseSource{}.decode, observeWithHistory(opts), nil, func() time.Time { return j.now },
+	j.store = newStore(leaseSource{}.decode, lockObservation(opts), nil, func() time.Time { return j.now },
 		newMetrics(prometheus.NewRegistry()))
 	return j
 }
@@ -254,7 +254,7 @@ func TestHistoryListedLockAllocatesNothingUntilItChanges(t *testing.T) {
 		t.Fatalf("history of a listed lock %+v, want its record's tenure %+v", got, want)
 	}
 
-	obs, rec := observeWithHistory(testHistory), Project(e.write("a", 4*time.Second, time.Second))
+	obs, rec := lockObservation(testHistory), Project(e.write("a", 4*time.Second, time.Second))
 	if allocs := testing.AllocsPerRun(100, func() { rec.rare = nil; obs(nil, rec, sec(5*time.Second), false) }); allocs != 0 {
 		t.Fatalf("observing a listed lock with history allocates %v times, want 0", allocs)
 	}

@@ -2,9 +2,15 @@
 // lock objects (Leases) with client-go's reflector, keeps a compact cache of them, records
 // what it observes on the watch, and hands the collector a read-only View.
 //
+// The name says the role (it informs the exporter of the cluster's locks), not the
+// implementation: this is deliberately not client-go's SharedIndexInformer. A reflector
+// writes straight into the package's own store of 128-byte records, with no FIFO, indexer
+// or event handlers: their hand-offs across goroutines cost 32 against 24 µs of CPU per
+// renewal at the same batching (docs/benchmarks.md, "How an update reaches the cache").
+//
 // Every kind of object comes from a source (source.go: list, watch, decode); per source and
 // watched namespace, a scope (scope.go) runs one reflector into one store (store.go), which
-// passes every event through observe (observe.go). Health (health.go) judges the whole view
+// passes every event through observeLock (observe.go). Health (health.go) judges the whole view
 // from the scopes' reports. docs/architecture.md draws the picture.
 package informer
 
@@ -34,8 +40,9 @@ type View interface {
 	FreshAsOf(now time.Time) time.Time
 }
 
-// Leases watches lock objects and implements View.
-type Leases struct {
+// Cache watches lock objects (every kind of lock, and the LeaseCandidates of coordinated
+// elections) and implements CoordinatedView.
+type Cache struct {
 	clients clients
 	host    string
 	scopes  []runner         // every scope of every source
@@ -49,7 +56,7 @@ type Leases struct {
 	wg         sync.WaitGroup
 }
 
-var _ CoordinatedView = (*Leases)(nil)
+var _ CoordinatedView = (*Cache)(nil)
 
 // CandidateView is what the collector may see of the LeaseCandidates (coordinated leader
 // election). It is separate from View because most views have none.
@@ -69,7 +76,7 @@ type CoordinatedView interface {
 	CandidateView
 }
 
-// runner is what Leases needs of a scope, whatever record type it caches.
+// runner is what Cache needs of a scope, whatever record type it caches.
 type runner interface {
 	run(ctx context.Context)
 	waitSynced(ctx context.Context) bool
@@ -80,11 +87,11 @@ type runner interface {
 // is, watches a copy whose reads are batched by opts.WatchBatch (see WatchConfig); the same
 // two configurations give the metadata-only clients of annotation locks. Nothing talks to
 // the API server until CheckReachable or Start.
-func New(cfg *rest.Config, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Leases, error) {
+func New(cfg *rest.Config, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Cache, error) {
 	if err := opts.checkLocks(); err != nil {
 		return nil, err
 	}
-	l := newLeases(opts, logger, reg)
+	l := newCache(opts, logger, reg)
 	// One handler for every client, so each distinct warning is logged once in all.
 	cfg = withWarnings(cfg, &onceWarnings{logger: l.logger})
 	watchCfg := WatchConfig(cfg, opts.WatchBatch, l.health.inInitialStream)
@@ -110,32 +117,32 @@ func New(cfg *rest.Config, opts Options, logger *slog.Logger, reg prometheus.Reg
 // NewForClient builds the informer over one client that lists and watches, each event read
 // as it arrives (opts.WatchBatch does not apply): for tests with a fake clientset. Without a
 // metadata client it watches Leases only; NewForClients takes one for annotation locks.
-func NewForClient(client kubernetes.Interface, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Leases, error) {
+func NewForClient(client kubernetes.Interface, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Cache, error) {
 	return NewForClients(client, nil, opts, logger, reg)
 }
 
 // NewForClients is NewForClient with a metadata client for the annotation locks in opts.Locks
 // (ConfigMaps, Endpoints): for tests with fake clients.
-func NewForClients(client kubernetes.Interface, meta metadata.Interface, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Leases, error) {
+func NewForClients(client kubernetes.Interface, meta metadata.Interface, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Cache, error) {
 	if err := opts.checkLocks(); err != nil {
 		return nil, err
 	}
-	l := newLeases(opts, logger, reg)
+	l := newCache(opts, logger, reg)
 	l.addSources(clients{list: client, watch: client, metaList: meta, metaWatch: meta}, opts)
 	return l, nil
 }
 
-func newLeases(opts Options, logger *slog.Logger, reg prometheus.Registerer) *Leases {
+func newCache(opts Options, logger *slog.Logger, reg prometheus.Registerer) *Cache {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Leases{health: newHealth(logger, newMetrics(reg), opts.now()), opts: opts, logger: logger}
+	return &Cache{health: newHealth(logger, newMetrics(reg), opts.now()), opts: opts, logger: logger}
 }
 
 // addSources builds the scopes of every source: one per lock kind in opts.Locks, each
 // built as its row of lockKinds says. A kind with its own record type gets its own stores
 // the same way (DiscoverCandidates).
-func (l *Leases) addSources(c clients, opts Options) {
+func (l *Cache) addSources(c clients, opts Options) {
 	l.clients = c
 	for _, k := range opts.locks() {
 		l.addLocks(k.source(), opts)
@@ -146,12 +153,12 @@ func (l *Leases) addSources(c clients, opts Options) {
 }
 
 // addLocks adds the scopes of a lock source, whose records are Leases.
-func (l *Leases) addLocks(src source[*Lease], opts Options) {
+func (l *Cache) addLocks(src source[*Lease], opts Options) {
 	namespaces := opts.Namespaces
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	observe := observeWithHistory(opts.History)
+	observe := lockObservation(opts.History)
 	observeLock := func(prev, next *Lease, now int64, live bool) *Lease {
 		return l.reportProblems(prev, observe(prev, next, now, live))
 	}
@@ -166,7 +173,7 @@ func (l *Leases) addLocks(src source[*Lease], opts Options) {
 // not be read in full: each unreadable field is counted, and the object is logged once, when
 // it is first seen so (not on every renewal of the same broken record). Reflectors of several
 // scopes call it concurrently.
-func (l *Leases) reportProblems(prev, rec *Lease) *Lease {
+func (l *Cache) reportProblems(prev, rec *Lease) *Lease {
 	if rec == prev {
 		return rec // the same version: already reported
 	}
@@ -192,7 +199,7 @@ func (l *Leases) reportProblems(prev, rec *Lease) *Lease {
 // lease_exporter_lease_candidates_watched, and is no error; only an API server that does not
 // answer within timeout is (it is retried until then: the server just proved reachable, so
 // silence is a blip).
-func (l *Leases) DiscoverCandidates(ctx context.Context, timeout time.Duration) error {
+func (l *Cache) DiscoverCandidates(ctx context.Context, timeout time.Duration) error {
 	if l.opts.NoCandidates {
 		l.logger.Info("not watching LeaseCandidates: turned off by option")
 		return nil
@@ -205,7 +212,7 @@ func (l *Leases) DiscoverCandidates(ctx context.Context, timeout time.Duration) 
 	var unavailable error
 	err := retry(ctx, timeout, func(ctx context.Context) error {
 		var err error
-		version, err = discoverCandidates(ctx, l.clients, namespaces)
+		version, err = servedCandidateVersion(ctx, l.clients, namespaces)
 		if errors.Is(err, errCandidatesUnavailable) {
 			unavailable = err // an answer
 			return nil
@@ -233,11 +240,11 @@ func (l *Leases) DiscoverCandidates(ctx context.Context, timeout time.Duration) 
 }
 
 // WatchingCandidates implements CandidateView.
-func (l *Leases) WatchingCandidates() bool { return len(l.candidates) > 0 }
+func (l *Cache) WatchingCandidates() bool { return len(l.candidates) > 0 }
 
 // RangeCandidates calls fn for every cached LeaseCandidate; none while they are not watched.
 // fn must not modify or retain the record's fields.
-func (l *Leases) RangeCandidates(fn func(*Candidate)) {
+func (l *Cache) RangeCandidates(fn func(*Candidate)) {
 	var buf []*Candidate
 	for _, s := range l.candidates {
 		buf = s.list(buf[:0])
@@ -248,17 +255,17 @@ func (l *Leases) RangeCandidates(fn func(*Candidate)) {
 }
 
 // Start starts watching; the reflectors stop when ctx is done.
-func (l *Leases) Start(ctx context.Context) {
+func (l *Cache) Start(ctx context.Context) {
 	for _, s := range l.scopes {
 		l.wg.Go(func() { s.run(ctx) })
 	}
 }
 
 // Shutdown waits for the reflectors to end after ctx passed to Start is done.
-func (l *Leases) Shutdown() { l.wg.Wait() }
+func (l *Cache) Shutdown() { l.wg.Wait() }
 
 // WaitForCacheSync blocks until every scope has synced; the error says why it stopped early.
-func (l *Leases) WaitForCacheSync(ctx context.Context) error {
+func (l *Cache) WaitForCacheSync(ctx context.Context) error {
 	for _, s := range l.scopes {
 		if !s.waitSynced(ctx) {
 			return fmt.Errorf("lease cache not synced: %w", context.Cause(ctx))
@@ -268,7 +275,7 @@ func (l *Leases) WaitForCacheSync(ctx context.Context) error {
 }
 
 // HasSynced implements View.
-func (l *Leases) HasSynced() bool {
+func (l *Cache) HasSynced() bool {
 	for _, s := range l.scopes {
 		if !s.HasSynced() {
 			return false
@@ -278,7 +285,7 @@ func (l *Leases) HasSynced() bool {
 }
 
 // Range implements View.
-func (l *Leases) Range(fn func(*Lease)) {
+func (l *Cache) Range(fn func(*Lease)) {
 	var buf []*Lease
 	for _, s := range l.locks {
 		buf = s.list(buf[:0])
@@ -289,4 +296,4 @@ func (l *Leases) Range(fn func(*Lease)) {
 }
 
 // FreshAsOf implements View.
-func (l *Leases) FreshAsOf(now time.Time) time.Time { return l.health.FreshAsOf(now) }
+func (l *Cache) FreshAsOf(now time.Time) time.Time { return l.health.FreshAsOf(now) }

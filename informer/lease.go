@@ -80,12 +80,12 @@ type Lease struct {
 	// FirstSeen is when this exporter first saw this incarnation (UID) of the Lease, Unix µs.
 	FirstSeen int64
 	// ObservedRenewTime is when, by the exporter's clock, the Lease's record (holder or
-	// renewTime) last changed, Unix µs; 0 without a renewTime. Held judges from it (see observe).
+	// renewTime) last changed, Unix µs; 0 without a renewTime. Held judges from it (see observeLock).
 	ObservedRenewTime int64
 
 	DurationSeconds int32
 	Transitions     int32
-	// ObservedHolderChanges counts holder changes since FirstSeen (see observe).
+	// ObservedHolderChanges counts holder changes since FirstSeen (see observeLock).
 	ObservedHolderChanges uint32
 	// skewMillis is the holder's clock minus the exporter's, from the last renewal seen live
 	// on the watch, in milliseconds; noSkew until one was seen. See ClockSkew.

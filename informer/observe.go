@@ -17,14 +17,14 @@ import "math"
 //
 // Keeping observed state inside the records, instead of a second map, keeps memory per
 // Lease small; the store calls this in the order the watch delivered the events.
-func observe(prev, l *Lease, now int64, live bool) *Lease {
+func observeLock(prev, l *Lease, now int64, live bool) *Lease {
 	if prev != nil && prev.UID == l.UID && l.sameVersion(prev) {
 		return prev
 	}
 	if prev == nil || prev.UID != l.UID {
 		// First sight of this incarnation: a live ADDED event is its creation.
 		l.FirstSeen = now
-		l.ObservedRenewTime = observedAt(l, now, live, 0, noSkew)
+		l.ObservedRenewTime = changeSeenAt(l, now, live, 0, noSkew)
 		if live {
 			l.skewMillis = measureSkew(l, now)
 		}
@@ -36,7 +36,7 @@ func observe(prev, l *Lease, now int64, live bool) *Lease {
 	l.ObservedRenewTime = prev.ObservedRenewTime
 	renewed := l.HasRenewTime != prev.HasRenewTime || l.RenewTime != prev.RenewTime
 	if renewed || l.Holder != prev.Holder {
-		l.ObservedRenewTime = observedAt(l, now, live, prev.ObservedRenewTime, prev.skewMillis)
+		l.ObservedRenewTime = changeSeenAt(l, now, live, prev.ObservedRenewTime, prev.skewMillis)
 	}
 	if renewed && live {
 		l.skewMillis = measureSkew(l, now)
@@ -44,10 +44,10 @@ func observe(prev, l *Lease, now int64, live bool) *Lease {
 	return l
 }
 
-// observedAt is when the record l, seen at now, changed by the exporter's clock: now when
+// changeSeenAt is when the record l, seen at now, changed by the exporter's clock: now when
 // seen live, otherwise its renewTime corrected by the last measured skew, between the
 // previous observation (the change came after it) and now. 0 without a renewTime.
-func observedAt(l *Lease, now int64, live bool, prevObserved int64, skew int32) int64 {
+func changeSeenAt(l *Lease, now int64, live bool, prevObserved int64, skew int32) int64 {
 	switch {
 	case !l.HasRenewTime:
 		return 0

@@ -19,7 +19,7 @@ type judgeClock struct {
 func newJudge() *judgeClock {
 	j := &judgeClock{now: t0}
 	m := newMetrics(prometheus.NewRegistry())
-	j.store = newStore(leaseSource{}.decode, observe, nil, func() time.Time { return j.now }, m)
+	j.store = newStore(leaseSource{}.decode, observeLock, nil, func() time.Time { return j.now }, m)
 	return j
 }
 

@@ -16,7 +16,7 @@ type Observer struct {
 
 // NewObserver returns an Observer keeping history as opts say.
 func NewObserver(opts HistoryOptions) *Observer {
-	return &Observer{observe: observeWithHistory(opts), last: map[string]*Lease{}}
+	return &Observer{observe: lockObservation(opts), last: map[string]*Lease{}}
 }
 
 // Observe returns the record of l as a store would cache it after seeing l at now: live as

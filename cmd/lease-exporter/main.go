@@ -80,7 +80,7 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 	return serve(ctx, srv, opts, logger)
 }
 
-func logSynced(ctx context.Context, leases *informer.Leases, logger *slog.Logger) {
+func logSynced(ctx context.Context, leases *informer.Cache, logger *slog.Logger) {
 	start := time.Now()
 	if err := leases.WaitForCacheSync(ctx); err == nil {
 		logger.Info("lease cache synced; ready", "after", time.Since(start).Round(time.Millisecond))
