@@ -1,11 +1,9 @@
 package informer
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,25 +15,9 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
 )
-
-// syncBuffer is a log sink the reflectors' goroutines write to while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // annotationFixture runs the informer over a fake clientset (Leases) and a fake metadata
 // client (ConfigMaps, Endpoints) with every lock kind enabled.
@@ -44,7 +26,7 @@ type annotationFixture struct {
 	meta   *metadatafake.FakeMetadataClient
 	typed  *fake.Clientset
 	reg    *prometheus.Registry
-	log    *syncBuffer
+	log    *syncbuffer.Buffer
 }
 
 func newAnnotationFixture(t *testing.T, opts Options, objs map[annotationSource][]*metav1.PartialObjectMetadata) *annotationFixture {
@@ -54,7 +36,7 @@ func newAnnotationFixture(t *testing.T, opts Options, objs map[annotationSource]
 		t.Fatal(err)
 	}
 	f := &annotationFixture{meta: metadatafake.NewSimpleMetadataClient(scheme), typed: fake.NewClientset(),
-		reg: prometheus.NewRegistry(), log: &syncBuffer{}}
+		reg: prometheus.NewRegistry(), log: &syncbuffer.Buffer{}}
 	for src, list := range objs {
 		for _, o := range list {
 			if err := f.meta.Tracker().Create(src.gvr, o, o.Namespace); err != nil {
