@@ -22,6 +22,11 @@ func (s *Suite) Shared(t *testing.T) {
 // API server, say): it runs once every Shared test has finished. Like Shared tests it runs
 // after the package's sequential tests, which go test always runs first.
 func (s *Suite) Exclusive(t *testing.T) {
+	// It holds one of -test.parallel's slots while it waits: with one slot no Shared test
+	// could run, and the package would hang until go test's timeout.
+	if n, _ := strconv.Atoi(flag.Lookup("test.parallel").Value.String()); n < 2 {
+		t.Fatalf("Exclusive needs -test.parallel 2 or more (it is %d): it waits for the Shared tests in a slot of its own", n)
+	}
 	t.Parallel()
 	s.running.Wait()
 }
