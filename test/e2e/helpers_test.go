@@ -33,8 +33,11 @@ func (s promSample) value() float64 {
 }
 
 // promQuery runs an instant query that must return a vector.
-func promQuery(expr string) ([]promSample, error) {
-	raw, err := promstack.Query(env.prom.URL, expr)
+func promQuery(expr string) ([]promSample, error) { return env.promQuery(expr) }
+
+// promQuery is the package's promQuery for setup, before env is set.
+func (e *environment) promQuery(expr string) ([]promSample, error) {
+	raw, err := promstack.Query(e.prom.URL, expr)
 	if err != nil {
 		return nil, err
 	}

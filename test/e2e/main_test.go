@@ -171,7 +171,7 @@ func (e *environment) writeRules(dir string) (string, error) {
 func (e *environment) waitScraped(ctx context.Context) error {
 	expr := `lease_exporter_cache_synced{job="` + exporterJobName + `"} == 1`
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && ctx.Err() == nil; {
-		if s, err := promQuery(expr); err == nil && len(s) == 1 {
+		if s, err := e.promQuery(expr); err == nil && len(s) == 1 {
 			return nil
 		}
 		time.Sleep(500 * time.Millisecond)
