@@ -14,35 +14,11 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
 )
-
-// oneLeaseView holds one held Lease; Range blocks while block is open, to hold scrapes in flight.
-type oneLeaseView struct {
-	lease   *informer.Lease
-	block   chan struct{}
-	entered chan struct{} // receives once per Range call
-}
-
-func newOneLeaseView() oneLeaseView {
-	holder, d := "pod-1", int32(15)
-	renew := metav1.NewMicroTime(time.Now())
-	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ctrl"},
-		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &d, RenewTime: &renew}}
-	return oneLeaseView{lease: informer.Project(l), block: make(chan struct{}), entered: make(chan struct{}, 100)}
-}
-
-func (v oneLeaseView) HasSynced() bool                   { return true }
-func (v oneLeaseView) FreshAsOf(now time.Time) time.Time { return now }
-func (v oneLeaseView) Range(fn func(*informer.Lease)) {
-	v.entered <- struct{}{}
-	<-v.block
-	fn(v.lease)
-}
 
 func handlerFor(view informer.View) *Handler {
 	self := prometheus.NewRegistry()
@@ -51,8 +27,8 @@ func handlerFor(view informer.View) *Handler {
 }
 
 func TestMetricsFormats(t *testing.T) {
-	view := newOneLeaseView()
-	close(view.block)
+	view := fake.NewOneLeaseView()
+	close(view.Block)
 	srv := httptest.NewServer(handlerFor(view))
 	defer srv.Close()
 	for _, tc := range []struct {
@@ -97,11 +73,11 @@ func TestMetricsFormats(t *testing.T) {
 // TestSimultaneousGzipScrapesShareOneRender holds one gzip scrape inside the render while a
 // second arrives: the second must wait for it and get the same bytes, rendering nothing.
 func TestSimultaneousGzipScrapesShareOneRender(t *testing.T) {
-	view := newOneLeaseView()
+	view := fake.NewOneLeaseView()
 	h := handlerFor(view)
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	unblock := sync.OnceFunc(func() { close(view.block) })
+	unblock := sync.OnceFunc(func() { close(view.Block) })
 	defer unblock() // before srv.Close, which waits for the blocked scrapes
 	scrape := func() (string, error) {
 		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
@@ -120,7 +96,7 @@ func TestSimultaneousGzipScrapesShareOneRender(t *testing.T) {
 	}
 	bodies := make(chan string, 2)
 	go func() { b, _ := scrape(); bodies <- b }()
-	<-view.entered // the first scrape is rendering
+	<-view.Entered // the first scrape is rendering
 	go func() { b, _ := scrape(); bodies <- b }()
 	deadline := time.Now().Add(10 * time.Second)
 	for h.shared.joined.Load() == 0 {
@@ -134,12 +110,12 @@ func TestSimultaneousGzipScrapesShareOneRender(t *testing.T) {
 	if a == "" || a != b || !strings.Contains(a, "lease_held") {
 		t.Fatalf("scrapes got different or empty bodies:\n%.300s\n---\n%.300s", a, b)
 	}
-	readsForTwo := len(view.entered) + 1 // the first read was taken above
+	readsForTwo := len(view.Entered) + 1 // the first read was taken above
 	// A scrape alone, after the shared render finished, renders afresh.
 	if _, err := scrape(); err != nil {
 		t.Fatal(err)
 	}
-	readsForOne := len(view.entered) + 1 - readsForTwo
+	readsForOne := len(view.Entered) + 1 - readsForTwo
 	if readsForOne == 0 || readsForTwo != readsForOne {
 		t.Fatalf("two simultaneous scrapes read the view %d times, one scrape alone %d: the second rendered again", readsForTwo, readsForOne)
 	}

@@ -1,11 +1,9 @@
 package informer
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,28 +15,12 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	k8stesting "k8s.io/client-go/testing"
-)
 
-// syncBuffer is a log sink the reflectors' goroutines write to while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
+)
 
 // The annotation lock kinds' sources, as addSources builds them.
 var configMapSource, endpointsSource = KindConfigMap.source().(annotationSource), KindEndpoints.source().(annotationSource)
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // annotationFixture runs the informer over a fake clientset (Leases) and a fake metadata
 // client (ConfigMaps, Endpoints) with every lock kind enabled.
@@ -47,7 +29,7 @@ type annotationFixture struct {
 	meta   *metadatafake.FakeMetadataClient
 	typed  *fake.Clientset
 	reg    *prometheus.Registry
-	log    *syncBuffer
+	log    *syncbuffer.Buffer
 }
 
 func newAnnotationFixture(t *testing.T, opts Options, objs map[annotationSource][]*metav1.PartialObjectMetadata) *annotationFixture {
@@ -57,7 +39,7 @@ func newAnnotationFixture(t *testing.T, opts Options, objs map[annotationSource]
 		t.Fatal(err)
 	}
 	f := &annotationFixture{meta: metadatafake.NewSimpleMetadataClient(scheme), typed: fake.NewClientset(),
-		reg: prometheus.NewRegistry(), log: &syncBuffer{}}
+		reg: prometheus.NewRegistry(), log: &syncbuffer.Buffer{}}
 	for src, list := range objs {
 		for _, o := range list {
 			if err := f.meta.Tracker().Create(src.gvr, o, o.Namespace); err != nil {

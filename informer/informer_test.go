@@ -9,6 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
+
+	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
 )
 
 // TestNewFromConfig: New takes the client configuration once and builds both clients; the
@@ -34,7 +36,7 @@ func TestNewFromConfig(t *testing.T) {
 // TestWarningsLoggedOnce: deprecation warnings (v1 Endpoints; v1beta1 LeaseCandidate on 1.36)
 // come with every list and watch; each distinct text is logged once, at info.
 func TestWarningsLoggedOnce(t *testing.T) {
-	var log syncBuffer
+	var log syncbuffer.Buffer
 	w := &onceWarnings{logger: slog.New(slog.NewTextHandler(&log, nil))}
 	cfg := withWarnings(&rest.Config{Host: "https://example:6443"}, w)
 	for range 3 {

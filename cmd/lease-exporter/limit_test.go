@@ -7,38 +7,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	coordinationv1 "k8s.io/api/coordination/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
 )
-
-// oneLeaseView holds one held Lease; Range blocks while block is open, to hold scrapes in flight.
-type oneLeaseView struct {
-	lease   *informer.Lease
-	block   chan struct{}
-	entered chan struct{} // receives once per Range call
-}
-
-func newOneLeaseView() oneLeaseView {
-	holder, d := "pod-1", int32(15)
-	renew := metav1.NewMicroTime(time.Now())
-	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ctrl"},
-		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &d, RenewTime: &renew}}
-	return oneLeaseView{lease: informer.Project(l), block: make(chan struct{}), entered: make(chan struct{}, 100)}
-}
-
-func (v oneLeaseView) HasSynced() bool                   { return true }
-func (v oneLeaseView) FreshAsOf(now time.Time) time.Time { return now }
-func (v oneLeaseView) Range(fn func(*informer.Lease)) {
-	v.entered <- struct{}{}
-	<-v.block
-	fn(v.lease)
-}
 
 // handlerFor is the metrics path as run wires it, limited to maxRequests concurrent scrapes.
 func handlerFor(view informer.View, maxRequests int) http.Handler {
@@ -54,7 +29,7 @@ func handlersFor(view informer.View, maxRequests int) handlers {
 // The status pages count against the same --web.max-requests as scrapes: with the only slot
 // held by a scrape, the JSON API answers 503; once it is free, 200.
 func TestStatusPagesShareScrapeLimit(t *testing.T) {
-	view := newOneLeaseView()
+	view := fake.NewOneLeaseView()
 	h := handlersFor(view, 1)
 	metrics, leases := httptest.NewServer(h.metrics), httptest.NewServer(newServer("/metrics", h, view.HasSynced, false).Handler)
 	defer metrics.Close()
@@ -69,7 +44,7 @@ func TestStatusPagesShareScrapeLimit(t *testing.T) {
 		resp.Body.Close()
 		first <- resp.StatusCode
 	}()
-	<-view.entered
+	<-view.Entered
 	for _, path := range []string{"/api/v1/leases", "/leases", "/leases/ns/ctrl"} {
 		resp, err := http.Get(leases.URL + path)
 		if err != nil {
@@ -80,7 +55,7 @@ func TestStatusPagesShareScrapeLimit(t *testing.T) {
 			t.Errorf("GET %s while a scrape holds the only slot: %d, want 503", path, resp.StatusCode)
 		}
 	}
-	close(view.block)
+	close(view.Block)
 	if code := <-first; code != http.StatusOK {
 		t.Fatalf("first scrape: %d", code)
 	}
@@ -95,7 +70,7 @@ func TestStatusPagesShareScrapeLimit(t *testing.T) {
 }
 
 func TestConcurrentScrapeLimit(t *testing.T) {
-	view := newOneLeaseView()
+	view := fake.NewOneLeaseView()
 	srv := httptest.NewServer(handlerFor(view, 1))
 	defer srv.Close()
 	first := make(chan int)
@@ -109,7 +84,7 @@ func TestConcurrentScrapeLimit(t *testing.T) {
 		first <- resp.StatusCode
 	}()
 	// Once the first scrape is inside the view it holds the only slot: a second must get 503.
-	<-view.entered
+	<-view.Entered
 	resp, err := http.Get(srv.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +94,7 @@ func TestConcurrentScrapeLimit(t *testing.T) {
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "--web.max-requests") {
 		t.Errorf("second concurrent scrape: %d %q, want 503 naming --web.max-requests", resp.StatusCode, body)
 	}
-	close(view.block)
+	close(view.Block)
 	if code := <-first; code != http.StatusOK {
 		t.Fatalf("first scrape: %d", code)
 	}

@@ -18,10 +18,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
 )
 
 const (
@@ -64,22 +67,22 @@ func TestMakeDemo(t *testing.T) {
 // testFailover waits for the orders-worker leader to change, as the README promises once a
 // minute, and checks the exporter counted it.
 func testFailover(t *testing.T, metricsURL string) {
-	first, err := scrape(metricsURL)
+	first, err := exporterproc.ScrapeURL(metricsURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	holder, changes := first.holder("orders", "orders-worker"), first.value("lease_observed_holder_changes_total", "orders", "orders-worker")
+	holder, changes := holderOf(first, "orders", "orders-worker"), value(first, "lease_observed_holder_changes_total", "orders", "orders-worker")
 	start := time.Now()
 	waitFor(t, failoverPeriod+slack, "orders/orders-worker fails over (README: every minute)", func() error {
-		s, err := scrape(metricsURL)
+		s, err := exporterproc.ScrapeURL(metricsURL)
 		if err != nil {
 			return err
 		}
-		now := s.holder("orders", "orders-worker")
+		now := holderOf(s, "orders", "orders-worker")
 		if now == "" || now == holder {
 			return fmt.Errorf("holder still %q", holder)
 		}
-		if got := s.value("lease_observed_holder_changes_total", "orders", "orders-worker"); got <= changes {
+		if got := value(s, "lease_observed_holder_changes_total", "orders", "orders-worker"); got <= changes {
 			return fmt.Errorf("holder %q -> %q but lease_observed_holder_changes_total stayed %v", holder, now, got)
 		}
 		t.Logf("orders-worker: %s -> %s after %s", holder, now, time.Since(start).Round(time.Second))
@@ -91,7 +94,7 @@ func testFailover(t *testing.T, metricsURL string) {
 type demo struct {
 	cmd     *exec.Cmd
 	tmp     string // the demo's TMPDIR: everything it creates must be gone after Ctrl-C
-	out     *syncBuffer
+	out     *syncbuffer.Buffer
 	done    chan struct{}
 	started time.Time
 }
@@ -101,7 +104,7 @@ func startDemo(t *testing.T) *demo {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &demo{tmp: filepath.Join(t.TempDir(), "tmp"), out: &syncBuffer{}, done: make(chan struct{})}
+	d := &demo{tmp: filepath.Join(t.TempDir(), "tmp"), out: &syncbuffer.Buffer{}, done: make(chan struct{})}
 	if err := os.Mkdir(d.tmp, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +121,7 @@ func startDemo(t *testing.T) *demo {
 	go func() { _ = d.cmd.Wait(); close(d.done) }()
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("===== make demo output =====\n%s", tail(d.out.String(), 150))
+			t.Logf("===== make demo output =====\n%s", testsuite.Tail(d.out.String(), 150))
 		}
 		d.kill()
 	})
@@ -293,15 +296,15 @@ var demoLeases = map[[2]string]string{
 }
 
 func wantDemoLeases(metricsURL string) error {
-	s, err := scrape(metricsURL)
+	s, err := exporterproc.ScrapeURL(metricsURL)
 	if err != nil {
 		return err
 	}
 	for key, class := range demoLeases {
 		// Every lock has lease_held; lease_info (the holder) only leader elections by default:
 		// the lean contract gives a node-heartbeat Lease two series (docs/metrics.md).
-		held, _ := s.series("lease_held", key[0], key[1])
-		info := s.info(key[0], key[1])
+		held := labels(s, "lease_held", key[0], key[1])
+		info := labels(s, "lease_info", key[0], key[1])
 		switch {
 		case held == nil:
 			return fmt.Errorf("no lease_held for %s/%s", key[0], key[1])
@@ -377,29 +380,4 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() error
 		}
 		time.Sleep(time.Second)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -1,66 +1,36 @@
 package demo
 
 import (
-	"fmt"
-	"io"
 	"net/http"
-	"strings"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 )
 
 var httpClient = &http.Client{Timeout: 10 * time.Second}
 
-// scraped is one parsed /metrics of the demo's exporter.
-type scraped map[string]*dto.MetricFamily
-
-func scrape(url string) (scraped, error) {
-	resp, err := httpClient.Get(url)
-	if err != nil {
-		return nil, err
+// sample is metric's series for one Lease of the demo's exporter, and whether there is one.
+func sample(s *exporterproc.Scrape, metric, namespace, lease string) (exporterproc.Sample, bool) {
+	ss := s.Series(metric, map[string]string{"namespace": namespace, "lease": lease})
+	if len(ss) == 0 {
+		return exporterproc.Sample{}, false
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", url, resp.Status)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(strings.NewReader(string(body)))
-	if err != nil {
-		return nil, fmt.Errorf("parse %s: %w", url, err)
-	}
-	return fams, nil
+	return ss[0], true
 }
 
-// series returns the labels and value of metric's series for one Lease, nil when absent.
-func (s scraped) series(metric, namespace, lease string) (map[string]string, float64) {
-	for _, m := range s[metric].GetMetric() {
-		labels := map[string]string{}
-		for _, lp := range m.GetLabel() {
-			labels[lp.GetName()] = lp.GetValue()
-		}
-		if labels["namespace"] == namespace && labels["lease"] == lease {
-			return labels, m.GetGauge().GetValue() + m.GetCounter().GetValue() + m.GetUntyped().GetValue()
-		}
-	}
-	return nil, 0
+// labels is the labels of metric's series for one Lease, nil when absent.
+func labels(s *exporterproc.Scrape, metric, namespace, lease string) map[string]string {
+	sm, _ := sample(s, metric, namespace, lease)
+	return sm.Labels
 }
 
-// info is lease_info's labels for one Lease, nil when absent.
-func (s scraped) info(namespace, lease string) map[string]string {
-	labels, _ := s.series("lease_info", namespace, lease)
-	return labels
+// holderOf is lease_info's holder label for one Lease, "" when absent.
+func holderOf(s *exporterproc.Scrape, namespace, lease string) string {
+	return labels(s, "lease_info", namespace, lease)["holder"]
 }
 
-func (s scraped) holder(namespace, lease string) string { return s.info(namespace, lease)["holder"] }
-
-func (s scraped) value(metric, namespace, lease string) float64 {
-	_, v := s.series(metric, namespace, lease)
-	return v
+// value is metric's value for one Lease, 0 when absent.
+func value(s *exporterproc.Scrape, metric, namespace, lease string) float64 {
+	sm, _ := sample(s, metric, namespace, lease)
+	return sm.Value
 }

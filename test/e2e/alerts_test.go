@@ -17,8 +17,9 @@ const runbookPrefix = "https://github.com/lease-exporter/lease-exporter/blob/mai
 // TestAlerts drives the per-lease alerts end to end: a real election goes wrong, Prometheus
 // evaluates the shipped expressions on the real exporter's series, and the page arrives at
 // the receiver. The scenarios use separate Leases and run side by side to save a minute.
-// The API server outage (LeaseExporterWatchStale) is in outage_test.go: it must run last.
+// The API server outage (LeaseExporterWatchStale) is in outage_test.go: it runs alone, last.
 func TestAlerts(t *testing.T) {
+	env.Shared(t)
 	t.Run("NoLeader", func(t *testing.T) { t.Parallel(); testNoLeader(t) })
 	t.Run("FrequentTransitions", func(t *testing.T) { t.Parallel(); testFrequentTransitions(t) })
 }

@@ -18,17 +18,18 @@ import (
 // LeaseNoLeader pages for it (kind ConfigMap) through the shipped rule, real Prometheus and
 // Alertmanager, exactly as for a Lease.
 func TestAnnotationLockNoLeader(t *testing.T) {
+	env.Shared(t)
 	if err := election.CheckPython(false); err != nil {
 		t.Fatal(err)
 	}
 	const ns, lock = "e2e-py-configmap", "py-lock"
 	newScenario(t, ns, lock)
 	t.Cleanup(func() { // its series (and so the alert) end with the lock
-		_ = env.client.CoreV1().ConfigMaps(ns).Delete(context.Background(), lock, metav1.DeleteOptions{})
+		_ = env.Client.CoreV1().ConfigMaps(ns).Delete(context.Background(), lock, metav1.DeleteOptions{})
 	})
 	var electors []*election.PythonElector
 	for _, id := range []string{"py-a", "py-b"} {
-		e, err := election.StartPython(election.PythonOptions{Kubeconfig: env.cp.KubeconfigPath(), Dir: t.TempDir(),
+		e, err := election.StartPython(election.PythonOptions{Kubeconfig: env.CP.KubeconfigPath(), Dir: t.TempDir(),
 			Namespace: ns, Name: lock, Identity: id, Lock: election.PythonConfigMap,
 			LeaseDuration: 6, RenewDeadline: 4, RetryPeriod: 1})
 		if err != nil {

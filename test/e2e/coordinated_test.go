@@ -18,6 +18,7 @@ import (
 // along, pages LeasePreferredHolderNotLeading through the shipped rule on a real Prometheus and
 // Alertmanager after the rule's `for`; the handover to the preferred holder resolves it.
 func TestAlertsPreferredHolderNotLeading(t *testing.T) {
+	env.Shared(t)
 	const ns, lease = "e2e-coordinated", "upgrade"
 	newScenario(t, ns, lease)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -26,7 +27,7 @@ func TestAlertsPreferredHolderNotLeading(t *testing.T) {
 	var holder atomic.Value
 	holder.Store("sched-new")
 	now := metav1.NowMicro()
-	if _, err := env.client.CoordinationV1().Leases(ns).Create(ctx, &coordinationv1.Lease{
+	if _, err := env.Client.CoordinationV1().Leases(ns).Create(ctx, &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: lease},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("sched-new"), LeaseDurationSeconds: ptr.To[int32](15),
 			AcquireTime: &now, RenewTime: &now, Strategy: ptr.To(coordinationv1.OldestEmulationVersion),
@@ -37,9 +38,9 @@ func TestAlertsPreferredHolderNotLeading(t *testing.T) {
 	// Renew every second as whoever holder names, so the Lease stays held throughout.
 	go func() {
 		for ctx.Err() == nil {
-			if l, err := env.client.CoordinationV1().Leases(ns).Get(ctx, lease, metav1.GetOptions{}); err == nil {
+			if l, err := env.Client.CoordinationV1().Leases(ns).Get(ctx, lease, metav1.GetOptions{}); err == nil {
 				l.Spec.HolderIdentity, l.Spec.RenewTime = ptr.To(holder.Load().(string)), &metav1.MicroTime{Time: time.Now()}
-				_, _ = env.client.CoordinationV1().Leases(ns).Update(ctx, l, metav1.UpdateOptions{})
+				_, _ = env.Client.CoordinationV1().Leases(ns).Update(ctx, l, metav1.UpdateOptions{})
 			}
 			select {
 			case <-ctx.Done():

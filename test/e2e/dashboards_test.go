@@ -39,6 +39,7 @@ type panelQuery struct {
 // showing "No data" on a healthy cluster is a broken panel. Panels about trouble (leaderless
 // Leases, stale node heartbeats, recent failovers) get that trouble staged, not exempted.
 func TestDashboards(t *testing.T) {
+	env.Shared(t)
 	queries := listPanelQueries(t)
 	nodes := []string{"e2e-node-1", "e2e-node-2", "e2e-node-3", "e2e-node-dead"}
 	// Registered first so it runs last: after the kube-schedulers and heartbeats stopped and
@@ -78,7 +79,7 @@ func TestDashboards(t *testing.T) {
 	// A real kube-scheduler pair electing through kube-system/kube-scheduler.
 	s.show("kube-system", "kube-scheduler")
 	for range 2 {
-		p, err := env.cp.StartComponent(context.Background(), controlplane.KubeScheduler)
+		p, err := env.CP.StartComponent(context.Background(), controlplane.KubeScheduler)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +182,7 @@ func queryEmpty(expr string) (bool, error) {
 // closed or the test ends, like a kubelet (which renews every 10s of 40s; scaled down here).
 func heartbeat(t *testing.T, node string, stop <-chan struct{}) {
 	t.Helper()
-	leases := env.client.CoordinationV1().Leases("kube-node-lease")
+	leases := env.Client.CoordinationV1().Leases("kube-node-lease")
 	ctx, cancel := context.WithCancel(context.Background())
 	holder, duration := node, int32(10)
 	_, err := leases.Create(ctx, &coordinationv1.Lease{
@@ -229,7 +230,7 @@ func renewAge(ns, lease string) string {
 func deleteLease(t *testing.T, ns, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := env.client.CoordinationV1().Leases(ns).Delete(ctx, name, metav1.DeleteOptions{})
+	err := env.Client.CoordinationV1().Leases(ns).Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		t.Errorf("delete lease %s/%s: %v", ns, name, err)
 	}
@@ -241,7 +242,7 @@ func leaseCandidates(t *testing.T, ns, lease string, emulation map[string]string
 	t.Helper()
 	for name, version := range emulation {
 		now := metav1.NowMicro()
-		_, err := env.client.CoordinationV1beta1().LeaseCandidates(ns).Create(context.Background(), &coordinationv1beta1.LeaseCandidate{
+		_, err := env.Client.CoordinationV1beta1().LeaseCandidates(ns).Create(context.Background(), &coordinationv1beta1.LeaseCandidate{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec: coordinationv1beta1.LeaseCandidateSpec{LeaseName: lease, RenewTime: &now, BinaryVersion: version,
 				EmulationVersion: version, Strategy: coordinationv1.OldestEmulationVersion},
@@ -250,7 +251,7 @@ func leaseCandidates(t *testing.T, ns, lease string, emulation map[string]string
 			t.Fatalf("create LeaseCandidate %s/%s: %v", ns, name, err)
 		}
 		t.Cleanup(func() {
-			if err := env.client.CoordinationV1beta1().LeaseCandidates(ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			if err := env.Client.CoordinationV1beta1().LeaseCandidates(ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 				t.Errorf("delete LeaseCandidate %s/%s: %v", ns, name, err)
 			}
 		})

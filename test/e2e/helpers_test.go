@@ -33,8 +33,11 @@ func (s promSample) value() float64 {
 }
 
 // promQuery runs an instant query that must return a vector.
-func promQuery(expr string) ([]promSample, error) {
-	raw, err := promstack.Query(env.prom.URL, expr)
+func promQuery(expr string) ([]promSample, error) { return env.promQuery(expr) }
+
+// promQuery is the package's promQuery for setup, before env is set.
+func (e *environment) promQuery(expr string) ([]promSample, error) {
+	raw, err := promstack.Query(e.prom.URL, expr)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +119,7 @@ func newScenario(t *testing.T, ns string, leases ...string) *scenario {
 // namespace adds a namespace of the scenario, creating it if needed.
 func (s *scenario) namespace(ns string, leases ...string) {
 	s.t.Helper()
-	_, err := env.client.CoreV1().Namespaces().Create(context.Background(),
+	_, err := env.Client.CoreV1().Namespaces().Create(context.Background(),
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		s.t.Fatalf("create namespace %s: %v", ns, err)
@@ -136,7 +139,7 @@ func (s *scenario) deleteLeases() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, ns := range s.namespaces {
-		err := env.client.CoordinationV1().Leases(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+		err := env.Client.CoordinationV1().Leases(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 		if err != nil {
 			s.t.Errorf("delete leases in %s: %v", ns, err)
 		}
@@ -146,7 +149,7 @@ func (s *scenario) deleteLeases() {
 // candidate starts one leader-election candidate, stopped at the end of the test.
 func (s *scenario) candidate(ns, lease, id string, tm election.Timings, release bool) *election.Candidate {
 	s.t.Helper()
-	c, err := election.Start(context.Background(), env.client, ns, lease, id, tm, release)
+	c, err := election.Start(context.Background(), env.Client, ns, lease, id, tm, release)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -157,7 +160,7 @@ func (s *scenario) candidate(ns, lease, id string, tm election.Timings, release 
 // pool starts n candidates that stop without releasing, like crashing processes.
 func (s *scenario) pool(ns, lease, prefix string, n int) *election.Pool {
 	s.t.Helper()
-	p, err := election.StartPool(context.Background(), env.client, ns, lease, prefix, n, election.Fast, false)
+	p, err := election.StartPool(context.Background(), env.Client, ns, lease, prefix, n, election.Fast, false)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -182,7 +185,7 @@ func (s *scenario) failover(p *election.Pool, fresh string) {
 	s.t.Helper()
 	old := waitLeader(s.t, p, "")
 	p.Remove(old)
-	c, err := election.Start(context.Background(), env.client, p.Namespace, p.Name, fresh, election.Fast, false)
+	c, err := election.Start(context.Background(), env.Client, p.Namespace, p.Name, fresh, election.Fast, false)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -217,7 +220,7 @@ func (s *scenario) diagnose() {
 	t.Logf("===== lease-exporter log =====\n%s", testsuite.Tail(env.exporter.Logs(), 40))
 	t.Logf("===== prometheus log =====\n%s", testsuite.Tail(env.prom.Logs(), 25))
 	t.Logf("===== alertmanager log =====\n%s", testsuite.Tail(env.am.Logs(), 25))
-	for _, p := range env.cp.Processes() {
+	for _, p := range env.CP.Processes() {
 		if p.Name() == "kube-apiserver" || strings.HasPrefix(p.Name(), "kube-scheduler") {
 			t.Logf("===== %s log =====\n%s", p.Name(), testsuite.Tail(p.Logs(), 25))
 		}

@@ -14,10 +14,8 @@ import (
 // leaderless during an API outage would bury the one alert that matters. Starting the API
 // server again must resolve WatchStale.
 func TestAlertsAPIServerOutage(t *testing.T) {
-	// A top-level test that calls t.Parallel() resumes only after every sequential top-level
-	// test has finished, whatever the file order: this one takes the API server away, so it
-	// must run last. (It is the only parallel top-level test.)
-	t.Parallel()
+	// It takes the API server away from every other test: it runs once they have finished.
+	env.Exclusive(t)
 	const ns = "e2e-outage"
 	s := newScenario(t, ns, "alpha", "beta")
 	s.pool(ns, "alpha", "alpha", 2)
@@ -41,7 +39,7 @@ func TestAlertsAPIServerOutage(t *testing.T) {
 	// deleted, and the diagnostics read, with the API server back.
 	t.Cleanup(func() {
 		if !running {
-			if err := env.cp.StartAPIServer(); err != nil {
+			if err := env.CP.StartAPIServer(); err != nil {
 				t.Errorf("restart kube-apiserver: %v", err)
 			}
 		}
@@ -50,14 +48,7 @@ func TestAlertsAPIServerOutage(t *testing.T) {
 	// more to exit.
 	running = false
 	stopped := time.Now()
-	if err := env.cp.StopAPIServer(); err != nil && !apiserverExited() {
-		t.Fatal(err)
-	} else if err != nil {
-		// Its exit can take longer than the harness's 15s SIGTERM grace on a busy machine;
-		// the watches closed at the SIGTERM all the same, and killed is stopped too.
-		t.Logf("kube-apiserver: %v", err)
-	}
-	t.Logf("kube-apiserver stopped in %s", time.Since(stopped).Round(100*time.Millisecond))
+	env.StopAPIServer(t)
 
 	staleWant := map[string]string{"alertname": "LeaseExporterWatchStale", "job": exporterJobName,
 		"instance": env.exporter.Addr(), "severity": "warning"}
@@ -109,25 +100,10 @@ func TestAlertsAPIServerOutage(t *testing.T) {
 		}
 	}
 
-	start := time.Now()
-	if err := env.cp.StartAPIServer(); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("kube-apiserver ready again in %s", time.Since(start).Round(100*time.Millisecond))
+	env.StartAPIServer(t)
 	running = true
 	restarted := time.Now()
 	env.receiver.wait(t, mark, match{"resolved", staleWant}, 2*time.Minute)
 	t.Logf("WatchStale resolved %s after the restart", time.Since(restarted).Round(time.Second))
 	waitProm(t, time.Minute, `lease_exporter_watch_up`, eq(1))
-}
-
-// apiserverExited reports whether the latest kube-apiserver process has exited.
-func apiserverExited() bool {
-	exited := false
-	for _, p := range env.cp.Processes() {
-		if p.Name() == "kube-apiserver" {
-			exited = p.Exited()
-		}
-	}
-	return exited
 }

@@ -14,6 +14,7 @@ import (
 // real Prometheus and Alertmanager (issue 12): the healthy one never pages LeaseNoLeader, the
 // dead one pages within the rule's `for` plus a minute, and LeaseHolderClockSkew fires for both.
 func TestAlertsClockSkew(t *testing.T) {
+	env.Shared(t)
 	t.Run("Behind", func(t *testing.T) { t.Parallel(); testSkewBehind(t) })
 	t.Run("AheadDies", func(t *testing.T) { t.Parallel(); testSkewAheadDies(t) })
 }
@@ -24,7 +25,7 @@ func skewedPython(t *testing.T, ns, lease, offset string) *election.PythonElecto
 	if err := election.CheckPython(true); err != nil {
 		t.Fatal(err)
 	}
-	p, err := election.StartPython(election.PythonOptions{Kubeconfig: env.cp.KubeconfigPath(), Dir: t.TempDir(),
+	p, err := election.StartPython(election.PythonOptions{Kubeconfig: env.CP.KubeconfigPath(), Dir: t.TempDir(),
 		Namespace: ns, Name: lease, Identity: "py" + offset, Lock: election.PythonLease, Faketime: offset})
 	if err != nil {
 		t.Fatal(err)

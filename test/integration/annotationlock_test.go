@@ -26,7 +26,7 @@ import (
 // TestAnnotationLocks runs every annotation-lock case against one exporter watching all
 // lock kinds, as a deployment with --locks=leases,configmaps,endpoints does.
 func TestAnnotationLocks(t *testing.T) {
-	exp := startTestExporter(t, "--locks=leases,configmaps,endpoints", "--metrics.extended")
+	exp := env.StartReady(t, env.Bin, "--locks=leases,configmaps,endpoints", "--metrics.extended")
 	t.Run("PythonConfigMapLockFailover", func(t *testing.T) { t.Parallel(); pythonConfigMapFailover(t, exp) })
 	t.Run("ClientGoEndpointsLock", func(t *testing.T) { t.Parallel(); clientGoEndpointsLock(t, exp) })
 	t.Run("LeaseAndConfigMapShareAName", func(t *testing.T) { t.Parallel(); leaseAndConfigMapShareName(t, exp) })
@@ -45,7 +45,7 @@ func pythonConfigMapFailover(t *testing.T, exp *exporterproc.Exporter) {
 	ns := newNamespace(t, "py-cm")
 	electors := map[string]*election.PythonElector{}
 	for _, id := range []string{"py-a", "py-b"} {
-		e, err := election.StartPython(election.PythonOptions{Kubeconfig: env.cp.KubeconfigPath(), Dir: t.TempDir(),
+		e, err := election.StartPython(election.PythonOptions{Kubeconfig: env.CP.KubeconfigPath(), Dir: t.TempDir(),
 			Namespace: ns, Name: "py-lock", Identity: id, Lock: election.PythonConfigMap})
 		if err != nil {
 			t.Fatal(err)
@@ -131,7 +131,7 @@ func clientGoEndpointsLock(t *testing.T, exp *exporterproc.Exporter) {
 	ns := newNamespace(t, "ep-lock")
 	var candidates []*election.Candidate
 	for i := range 2 {
-		c, err := election.StartConfig(context.Background(), env.client, election.Config{Namespace: ns, Name: "ep",
+		c, err := election.StartConfig(context.Background(), env.Client, election.Config{Namespace: ns, Name: "ep",
 			Identity: fmt.Sprintf("ep-%d", i), Timings: election.Fast, Kind: election.LockEndpoints})
 		if err != nil {
 			t.Fatal(err)
@@ -179,7 +179,7 @@ func clientGoEndpointsLock(t *testing.T, exp *exporterproc.Exporter) {
 func leaseAndConfigMapShareName(t *testing.T, exp *exporterproc.Exporter) {
 	ns := newNamespace(t, "same-name")
 	for _, kind := range []election.LockKind{election.LockLease, election.LockConfigMap} {
-		c, err := election.StartConfig(context.Background(), env.client, election.Config{Namespace: ns, Name: "shared",
+		c, err := election.StartConfig(context.Background(), env.Client, election.Config{Namespace: ns, Name: "shared",
 			Identity: "holder-of-" + string(kind), Timings: election.Fast, Kind: kind})
 		if err != nil {
 			t.Fatal(err)
@@ -227,10 +227,10 @@ func malformedRecords(t *testing.T, exp *exporterproc.Exporter) {
 		meta := metav1.ObjectMeta{Namespace: ns, Name: tc.name, Annotations: map[string]string{informer.LeaderAnnotation: tc.record}}
 		var err error
 		if tc.kind == "ConfigMap" {
-			_, err = env.client.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: meta,
+			_, err = env.Client.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: meta,
 				Data: map[string]string{"payload": strings.Repeat("x", 1000)}}, metav1.CreateOptions{})
 		} else {
-			_, err = env.client.CoreV1().Endpoints(ns).Create(context.Background(), &corev1.Endpoints{ObjectMeta: meta}, metav1.CreateOptions{})
+			_, err = env.Client.CoreV1().Endpoints(ns).Create(context.Background(), &corev1.Endpoints{ObjectMeta: meta}, metav1.CreateOptions{})
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -269,13 +269,13 @@ func malformedRecords(t *testing.T, exp *exporterproc.Exporter) {
 
 	// Renewals of a broken record count again but are not logged again.
 	for i := range 3 {
-		cm, err := env.client.CoreV1().ConfigMaps(ns).Get(context.Background(), "duration-words", metav1.GetOptions{})
+		cm, err := env.Client.CoreV1().ConfigMaps(ns).Get(context.Background(), "duration-words", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		cm.Annotations[informer.LeaderAnnotation] = fmt.Sprintf(`{"holderIdentity":"b","leaseDurationSeconds":"fifteen","renewTime":"%s"}`,
 			time.Now().Add(time.Duration(i)*time.Millisecond).UTC().Format(time.RFC3339Nano))
-		if _, err := env.client.CoreV1().ConfigMaps(ns).Update(context.Background(), cm, metav1.UpdateOptions{}); err != nil {
+		if _, err := env.Client.CoreV1().ConfigMaps(ns).Update(context.Background(), cm, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -304,7 +304,7 @@ func TestAnnotationLockFilters(t *testing.T) {
 		now := time.Now().UTC().Format(time.RFC3339Nano)
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels, Annotations: map[string]string{
 			informer.LeaderAnnotation: `{"holderIdentity":"h","leaseDurationSeconds":15,"renewTime":"` + now + `"}`}}}
-		if _, err := env.client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+		if _, err := env.Client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -330,7 +330,7 @@ func TestAnnotationLockFilters(t *testing.T) {
 		return names
 	}
 
-	filtered := startTestExporter(t, "--locks=configmaps", "--namespaces-exclude="+excluded, "--lease-selector=app=x")
+	filtered := env.StartReady(t, env.Bin, "--locks=configmaps", "--namespaces-exclude="+excluded, "--lease-selector=app=x")
 	if got := exported(filtered, kept); !slices.Equal(got, []string{"selected"}) {
 		t.Errorf("namespace %s: exported %v, want only the selected lock", kept, got)
 	}
@@ -340,7 +340,7 @@ func TestAnnotationLockFilters(t *testing.T) {
 
 	var union []string
 	for shard := range 2 {
-		exp := startTestExporter(t, "--locks=configmaps", "--namespaces="+sharded, "--total-shards=2", fmt.Sprintf("--shard=%d", shard))
+		exp := env.StartReady(t, env.Bin, "--locks=configmaps", "--namespaces="+sharded, "--total-shards=2", fmt.Sprintf("--shard=%d", shard))
 		for _, name := range exported(exp, sharded) {
 			if informer.ShardOf(sharded, name, 2) != shard {
 				t.Errorf("shard %d exported %s of shard %d", shard, name, informer.ShardOf(sharded, name, 2))

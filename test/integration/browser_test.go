@@ -45,7 +45,7 @@ func browser(t *testing.T) context.Context {
 func createLease(t *testing.T, ns, name, holder string, renew time.Time, seconds int32) {
 	t.Helper()
 	r := metav1.NewMicroTime(renew)
-	_, err := env.client.CoordinationV1().Leases(ns).Create(context.Background(), &coordinationv1.Lease{
+	_, err := env.Client.CoordinationV1().Leases(ns).Create(context.Background(), &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, RenewTime: &r, AcquireTime: &r, LeaseDurationSeconds: ptr.To(seconds)},
 	}, metav1.CreateOptions{})

@@ -347,7 +347,7 @@ func keys[V any](m map[string]V) []string {
 // one info line saying why, and the Leases are exported as ever.
 func TestLeaseCandidatesOffWhenNotServedOrTurnedOff(t *testing.T) {
 	ns := newNamespace(t, "candidates-off")
-	createHeldLease(t, env.client, ns, "plain")
+	createHeldLease(t, env.Client, ns, "plain")
 	for _, tc := range []struct {
 		flag, msg string
 	}{
@@ -355,7 +355,7 @@ func TestLeaseCandidatesOffWhenNotServedOrTurnedOff(t *testing.T) {
 		{"--lease-candidates=false", "not watching LeaseCandidates: turned off by option"},
 	} {
 		t.Run(tc.flag, func(t *testing.T) {
-			exp := startTestExporter(t, tc.flag, "--log.format=json")
+			exp := env.StartReady(t, env.Bin, tc.flag, "--log.format=json")
 			newProbe(exp, ns, "plain").until(t, deadline, poll, "the Lease is exported", func(m leaseMetrics) error {
 				if m.infos != 1 {
 					return fmt.Errorf("%d lease_info series", m.infos)

@@ -55,7 +55,7 @@ func TestCompatibilityTable(t *testing.T) {
 	if _, ok := table[strings.TrimPrefix(env.version, "v")]; !ok {
 		t.Errorf("this run's kube-apiserver %s is not in docs/compatibility.md's table", env.version)
 	}
-	if got := env.cp.EtcdVersion(); got != strings.TrimPrefix(etcdPin, "v") {
+	if got := env.CP.EtcdVersion(); got != strings.TrimPrefix(etcdPin, "v") {
 		t.Errorf("this run's etcd is %s, hack/kube-binaries/etcd pins %s", got, etcdPin)
 	}
 }

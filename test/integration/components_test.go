@@ -46,7 +46,7 @@ func TestKubeComponentsLeaderElection(t *testing.T) {
 func testComponentFailover(t *testing.T, name string, identity *regexp.Regexp) {
 	procs := make([]*controlplane.Process, 2)
 	for i := range procs {
-		p, err := env.cp.StartComponent(context.Background(), name, fastElection...)
+		p, err := env.CP.StartComponent(context.Background(), name, fastElection...)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,7 +24,7 @@ const (
 // deadline, 1s retry) for ns/name until the test ends.
 func startPool(t *testing.T, ns, name string, n int, release bool) *election.Pool {
 	t.Helper()
-	pool, err := election.StartPool(context.Background(), env.client, ns, name, name, n, election.Fast, release)
+	pool, err := election.StartPool(context.Background(), env.Client, ns, name, name, n, election.Fast, release)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestElectionCrashedLeader(t *testing.T) {
 // watch event as it arrives, over HTTP/2 (--kube.watch-batch-interval=0), the path every
 // other test's batched HTTP/1.1 watch replaces by default.
 func TestElectionUnbatchedWatch(t *testing.T) {
-	crashedLeader(t, startTestExporter(t, "--metrics.extended", "--kube.watch-batch-interval=0"), "unbatched")
+	crashedLeader(t, env.StartReady(t, env.Bin, "--metrics.extended", "--kube.watch-batch-interval=0"), "unbatched")
 }
 
 func crashedLeader(t *testing.T, exp *exporterproc.Exporter, prefix string) {

@@ -36,11 +36,11 @@ func TestNamespaceAndSelectorFilters(t *testing.T) {
 	for _, ns := range []string{nsA, nsB, nsC, nsD} {
 		for name, lbl := range map[string]map[string]string{"gold": {"tier": "gold"}, "plain": nil} {
 			lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: lbl}}
-			if _, err := env.client.CoordinationV1().Leases(ns).Create(ctx, lease, metav1.CreateOptions{}); err != nil {
+			if _, err := env.Client.CoordinationV1().Leases(ns).Create(ctx, lease, metav1.CreateOptions{}); err != nil {
 				t.Fatalf("create lease %s/%s: %v", ns, name, err)
 			}
 			labels[ns+"/"+name] = lbl
-			c, err := election.Start(ctx, env.client, ns, name, ns+"-"+name, election.Fast, false)
+			c, err := election.Start(ctx, env.Client, ns, name, ns+"-"+name, election.Fast, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -54,7 +54,7 @@ func TestNamespaceAndSelectorFilters(t *testing.T) {
 		{flag: "--lease-selector=tier=gold", inScope: func(_ string, l map[string]string) bool { return l["tier"] == "gold" }},
 	}
 	for _, c := range cases {
-		c.exp = startTestExporter(t, c.flag)
+		c.exp = env.StartReady(t, env.Bin, c.flag)
 	}
 
 	// Every scrape is checked for Leases outside the filter; complete additionally wants each
@@ -147,7 +147,7 @@ func renewTimes(t *testing.T, keys map[string]map[string]string) map[string]time
 	out := map[string]time.Time{}
 	for key := range keys {
 		ns, name, _ := strings.Cut(key, "/")
-		l, err := env.client.CoordinationV1().Leases(ns).Get(context.Background(), name, metav1.GetOptions{})
+		l, err := env.Client.CoordinationV1().Leases(ns).Get(context.Background(), name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatalf("get lease %s: %v", key, err)
 		}
@@ -163,7 +163,7 @@ func renewTimes(t *testing.T, keys map[string]map[string]string) map[string]time
 func relabel(t *testing.T, ns, name, tier string, labels map[string]map[string]string) {
 	t.Helper()
 	patch := fmt.Sprintf(`{"metadata":{"labels":{"tier":%q}}}`, tier)
-	_, err := env.client.CoordinationV1().Leases(ns).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+	_, err := env.Client.CoordinationV1().Leases(ns).Patch(context.Background(), name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	if err != nil {
 		t.Fatalf("relabel %s/%s: %v", ns, name, err)
 	}

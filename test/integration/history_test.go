@@ -59,7 +59,7 @@ func getDetail(t *testing.T, base, ns, name string) (leaseDetail, string, error)
 // startCandidate runs one client-go elector with election.Fast timings (4 s lease, 1 s retry).
 func startCandidate(t *testing.T, ns, name, identity string, release bool) *election.Candidate {
 	t.Helper()
-	c, err := election.Start(context.Background(), env.client, ns, name, identity, election.Fast, release)
+	c, err := election.Start(context.Background(), env.Client, ns, name, identity, election.Fast, release)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ func TestLeaseDeletedAndRecreated(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t, "lifecycle")
 	const name = "lifecycle"
-	leases := env.client.CoordinationV1().Leases(ns)
+	leases := env.Client.CoordinationV1().Leases(ns)
 	p := newProbe(env.exp, ns, name)
 
 	// The first incarnation is written by hand, so it has a history to forget: 5 transitions
@@ -64,7 +64,7 @@ func TestLeaseDeletedAndRecreated(t *testing.T) {
 	}
 	// The second incarnation is created by a real client-go candidate, as after a cleanup of
 	// a controller's namespace: it starts at leaseTransitions 0.
-	c, err := election.Start(ctx, env.client, ns, name, "gamma", election.Fast, false)
+	c, err := election.Start(ctx, env.Client, ns, name, "gamma", election.Fast, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func (p *leaseProbe) scrape() (leaseMetrics, error) {
 func (p *leaseProbe) api() (*coordinationv1.Lease, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return env.client.CoordinationV1().Leases(p.ns).Get(ctx, p.name, metav1.GetOptions{})
+	return env.Client.CoordinationV1().Leases(p.ns).Get(ctx, p.name, metav1.GetOptions{})
 }
 
 // describe renders the latest scrape's lines for this Lease and the API server's Lease.
@@ -166,7 +166,7 @@ func newNamespace(t *testing.T, prefix string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ns, err := env.client.CoreV1().Namespaces().Create(ctx,
+	ns, err := env.Client.CoreV1().Namespaces().Create(ctx,
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create namespace %s-*: %v", prefix, err)

@@ -22,16 +22,16 @@ func TestShardsPartitionTheUnshardedSet(t *testing.T) {
 	ns := newNamespace(t, "shards")
 	for i := range 60 {
 		l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("lease-%02d", i)}}
-		if _, err := env.client.CoordinationV1().Leases(ns).Create(ctx, l, metav1.CreateOptions{}); err != nil {
+		if _, err := env.Client.CoordinationV1().Leases(ns).Create(ctx, l, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	const total = 3
 	var shards []*exporterproc.Exporter
 	for i := range total {
-		shards = append(shards, startTestExporter(t, fmt.Sprintf("--shard=%d", i), fmt.Sprintf("--total-shards=%d", total)))
+		shards = append(shards, env.StartReady(t, env.Bin, fmt.Sprintf("--shard=%d", i), fmt.Sprintf("--total-shards=%d", total)))
 	}
-	unsharded := startTestExporter(t)
+	unsharded := env.StartReady(t, env.Bin)
 
 	eventually(t, "shards to partition the unsharded set", func() error {
 		all, err := unsharded.Scrape()

@@ -43,7 +43,7 @@ func startSkewed(t *testing.T, client, ns, name string, skew time.Duration) skew
 		if skew != 0 {
 			offset = fmt.Sprintf("%+ds", int(skew.Seconds()))
 		}
-		p, err := election.StartPython(election.PythonOptions{Kubeconfig: env.cp.KubeconfigPath(), Dir: t.TempDir(),
+		p, err := election.StartPython(election.PythonOptions{Kubeconfig: env.CP.KubeconfigPath(), Dir: t.TempDir(),
 			Namespace: ns, Name: name, Identity: id, Lock: election.PythonLease, Faketime: offset})
 		if err != nil {
 			t.Fatal(err)
@@ -56,7 +56,7 @@ func startSkewed(t *testing.T, client, ns, name string, skew time.Duration) skew
 		})
 		return skewedElector{identity: id, leading: p.Leading, kill: p.Kill}
 	}
-	c, err := election.StartConfig(context.Background(), env.client, election.Config{
+	c, err := election.StartConfig(context.Background(), env.Client, election.Config{
 		Namespace: ns, Name: name, Identity: id, Timings: skewTimings, Skew: skew})
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func TestFreshExporterJudgesBehindHolderOnFirstRenewal(t *testing.T) {
 	e := startSkewed(t, "client-go", ns, "lock", -120*time.Second)
 	waitSkewSeen(t, newProbe(env.exp, ns, "lock"), e, -120*time.Second)
 
-	fresh := startTestExporter(t) // default series
+	fresh := env.StartReady(t, env.Bin) // default series
 	ready := time.Now()
 	p := newProbe(fresh, ns, "lock")
 	m := p.until(t, deadline, fastPoll, "held, with its skew measured", func(m leaseMetrics) error {
@@ -190,7 +190,7 @@ func checkNodeLeaseSeries(t *testing.T, exp *exporterproc.Exporter) {
 	ctx := context.Background()
 	name := "node-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
 	now := metav1.NowMicro()
-	leases := env.client.CoordinationV1().Leases("kube-node-lease")
+	leases := env.Client.CoordinationV1().Leases("kube-node-lease")
 	if _, err := leases.Create(ctx, &coordinationv1.Lease{
 		ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: name, UID: "x"}}},
 		Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To(name), LeaseDurationSeconds: ptr.To[int32](40), RenewTime: &now},

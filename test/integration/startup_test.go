@@ -19,7 +19,7 @@ func TestFreshExporterRenewAgeNotNegative(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ns := newNamespace(t, "startup")
 	const name = "startup"
-	leases := env.client.CoordinationV1().Leases(ns)
+	leases := env.Client.CoordinationV1().Leases(ns)
 	p := newProbe(env.exp, ns, name)
 
 	now := metav1.NowMicro()
@@ -57,7 +57,7 @@ func TestFreshExporterRenewAgeNotNegative(t *testing.T) {
 
 	// A new exporter process, scraped from the moment it is ready.
 	started := time.Now()
-	p = newProbe(startTestExporter(t, "--metrics.extended"), ns, name)
+	p = newProbe(env.StartReady(t, env.Bin, "--metrics.extended"), ns, name)
 	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(fastPoll) {
 		m, err := p.scrape()
 		if err != nil {

@@ -25,13 +25,13 @@ import (
 // exporter started is exported from those initial events.
 func TestInitialSyncIsStreamingList(t *testing.T) {
 	ns := newNamespace(t, "watchlist")
-	createHeldLease(t, env.client, ns, "streamed")
+	createHeldLease(t, env.Client, ns, "streamed")
 	user := "exporter-" + ns
-	exp := startExporterAs(t, env.cp, user)
+	exp := startExporterAs(t, env.CP, user)
 	newProbe(exp, ns, "streamed").until(t, deadline, poll, "the exporter shows the Lease", func(m leaseMetrics) error {
 		return wantHeld(m, "alpha", 0)
 	})
-	wantLeaseReads(t, env.cp, user, func(r leaseReads) error {
+	wantLeaseReads(t, env.CP, user, func(r leaseReads) error {
 		switch {
 		case r.lists > 0:
 			return brokenf("the exporter LISTed Leases %d times (%s): the streaming list is not in use", r.lists, r)
@@ -90,7 +90,7 @@ func TestNonDefaultAPIServer(t *testing.T) {
 // server drops spec.strategy and spec.preferredHolder; the exporter exports them empty and
 // logs nothing about it.
 func TestCoordinatedLeaderElectionFieldsAbsent(t *testing.T) {
-	testStrategyFields(t, env.client, startExporterAs(t, env.cp, "exporter-strategy"), newNamespace(t, "strategy"), false)
+	testStrategyFields(t, env.Client, startExporterAs(t, env.CP, "exporter-strategy"), newNamespace(t, "strategy"), false)
 }
 
 // testStrategyFields writes a Lease with spec.strategy and spec.preferredHolder and checks
@@ -153,9 +153,9 @@ func startExporterAs(t *testing.T, cp *controlplane.ControlPlane, user string) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	// startTestExporter passes the shared control plane's admin kubeconfig first; the
+	// StartReady passes the shared control plane's admin kubeconfig first; the
 	// exporter's flags take the last value given.
-	return startTestExporter(t, "--metrics.extended", "--kubeconfig="+kubeconfig, "--log.format=json")
+	return env.StartReady(t, env.Bin, "--metrics.extended", "--kubeconfig="+kubeconfig, "--log.format=json")
 }
 
 // leaseReads counts how one user read Leases, from the API server's audit log.

@@ -35,7 +35,7 @@ func TestBadConfiguration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	admin := "--kubeconfig=" + env.cp.KubeconfigPath()
+	admin := "--kubeconfig=" + env.CP.KubeconfigPath()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -78,17 +78,17 @@ func TestUnreadableKubeconfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "lease-exporter")
-	if err := copyFile(env.bin, bin, 0o755); err != nil {
+	if err := copyFile(env.Bin, bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := copyFile(env.cp.KubeconfigPath(), kubeconfig, 0o000); err != nil {
+	if err := copyFile(env.CP.KubeconfigPath(), kubeconfig, 0o000); err != nil {
 		t.Fatal(err)
 	}
 	nobody := &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	saved := env.bin
-	env.bin = bin // runBinary runs env.bin
-	defer func() { env.bin = saved }()
+	saved := env.Bin
+	env.Bin = bin // runBinary runs env.Bin
+	defer func() { env.Bin = saved }()
 	code, out := runBinary(t, nobody, "--kubeconfig="+kubeconfig)
 	checkExit(t, code, out, exitKubeConfig, "load Kubernetes client config from kubeconfig "+kubeconfig, "permission denied")
 }

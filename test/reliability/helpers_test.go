@@ -28,7 +28,7 @@ var Slow = election.Timings{LeaseDuration: 30 * time.Second, RenewDeadline: 20 *
 // newNamespace creates a namespace for one test.
 func newNamespace(t *testing.T, name string) string {
 	t.Helper()
-	if _, err := env.client.CoreV1().Namespaces().Create(context.Background(), namespaceObject(name), metav1.CreateOptions{}); err != nil {
+	if _, err := env.Client.CoreV1().Namespaces().Create(context.Background(), namespaceObject(name), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create namespace %s: %v", name, err)
 	}
 	return name
@@ -47,7 +47,7 @@ func createLease(t *testing.T, namespace, name, holder string, duration int32) {
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &duration,
 			AcquireTime: &now, RenewTime: &now},
 	}
-	if _, err := env.client.CoordinationV1().Leases(namespace).Create(context.Background(), l, metav1.CreateOptions{}); err != nil {
+	if _, err := env.Client.CoordinationV1().Leases(namespace).Create(context.Background(), l, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create lease %s/%s: %v", namespace, name, err)
 	}
 }
@@ -56,7 +56,7 @@ func createLease(t *testing.T, namespace, name, holder string, duration int32) {
 // reconnect by themselves after an outage, and stops them when the test ends.
 func startPool(t *testing.T, namespace, name string, n int, timings election.Timings) *election.Pool {
 	t.Helper()
-	client, err := kubernetes.NewForConfig(env.cp.Config())
+	client, err := kubernetes.NewForConfig(env.CP.Config())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func health(s *exporterproc.Scrape) string {
 func etcdDelete(namespace, name string) error {
 	key := base64.StdEncoding.EncodeToString([]byte("/registry/leases/" + namespace + "/" + name))
 	body, _ := json.Marshal(map[string]string{"key": key})
-	resp, err := http.Post(env.cp.EtcdURL()+"/v3/kv/deleterange", "application/json", bytes.NewReader(body))
+	resp, err := http.Post(env.CP.EtcdURL()+"/v3/kv/deleterange", "application/json", bytes.NewReader(body))
 	if err != nil {
 		return fmt.Errorf("etcd deleterange: %w", err)
 	}

@@ -37,7 +37,7 @@ func TestLoad(t *testing.T) {
 	}
 	const scrapers, duration = 50, 60 * time.Second
 	ns := manyLeases(t)
-	exp := startReady(t, env.raceBin, ns)
+	exp := env.StartReady(t, env.RaceBin, "--namespaces="+ns)
 	waitFor(t, exp, "all Leases synced", func(s *exporterproc.Scrape) bool {
 		return len(s.Series("lease_info", map[string]string{"namespace": ns})) == numLeases
 	})

@@ -40,7 +40,7 @@ func manyLeases(t *testing.T) string {
 // would wait on etcd's fsync for every object.
 func createMany(ns string) error {
 	ctx := context.Background()
-	if _, err := env.client.CoreV1().Namespaces().Create(ctx, namespaceObject(ns), metav1.CreateOptions{}); err != nil {
+	if _, err := env.Client.CoreV1().Namespaces().Create(ctx, namespaceObject(ns), metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create namespace %s: %w", ns, err)
 	}
 	const writers = 16
@@ -52,7 +52,7 @@ func createMany(ns string) error {
 		go func() {
 			defer wg.Done()
 			for i := range jobs {
-				if _, err := env.client.CoordinationV1().Leases(ns).Create(ctx, bulkLease(ns, i), metav1.CreateOptions{}); err != nil {
+				if _, err := env.Client.CoordinationV1().Leases(ns).Create(ctx, bulkLease(ns, i), metav1.CreateOptions{}); err != nil {
 					errs <- fmt.Errorf("create lease %d: %w", i, err)
 					return
 				}

@@ -23,12 +23,12 @@ var Long = election.Timings{LeaseDuration: 60 * time.Second, RenewDeadline: 40 *
 func TestAPIServerRestartedThreeTimes(t *testing.T) {
 	ns := newNamespace(t, "restarts")
 	startPool(t, ns, "renewing", 2, Long)
-	exp := startReady(t, env.bin, ns, "--log.format=json")
+	exp := env.StartReady(t, env.Bin, "--namespaces="+ns, "--log.format=json")
 	waitCurrent(t, exp, ns, "renewing", time.Time{})
 	rec := record(t, exp, 500*time.Millisecond)
 	present := []string{"renewing"}
 	for i := 1; i <= 3; i++ {
-		stopAPIServer(t)
+		env.StopAPIServer(t)
 		down := time.Now()
 		// Scrapes keep working and say the view is stale.
 		eventually(t, 30*time.Second, "watch_up 0 while the API server is down", func() (bool, string) {
@@ -36,7 +36,7 @@ func TestAPIServerRestartedThreeTimes(t *testing.T) {
 			return gauge(s, "lease_exporter_watch_up") == 0, health(s)
 		})
 		time.Sleep(3 * time.Second)
-		startAPIServer(t)
+		env.StartAPIServer(t)
 		waitWatchUp(t, exp)
 		waitCurrent(t, exp, ns, "renewing", down)
 		// The watch is live again, not just open: a Lease created now shows up.
@@ -66,7 +66,7 @@ func TestAPIServerOutage(t *testing.T) {
 	// The pool renews every 2 s, so its lease is held at the moment the watch breaks; its
 	// 30 s duration runs out during the outage, so after it a candidate must take it anew.
 	startPool(t, ns, "renewing", 2, Slow)
-	exp := startReady(t, env.bin, ns, "--log.format=json")
+	exp := env.StartReady(t, env.Bin, "--namespaces="+ns, "--log.format=json")
 	waitCurrent(t, exp, ns, "renewing", time.Time{})
 	// orphan's holder is gone: held before the outage, truly expired by its end. The exporter
 	// must keep 1 while it cannot know (frozen), and show 0 once it can see again.
@@ -78,14 +78,14 @@ func TestAPIServerOutage(t *testing.T) {
 	all := []string{"renewing", "orphan", "deleted-in-outage"}
 
 	rec := record(t, exp, time.Second)
-	stopAPIServer(t)
+	env.StopAPIServer(t)
 	down := time.Now()
 	if err := etcdDelete(ns, "deleted-in-outage"); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(60*time.Second - time.Since(down))
 	outage := rec.Since(time.Time{})
-	startAPIServer(t)
+	env.StartAPIServer(t)
 
 	// During the outage: every scrape succeeded, nothing flipped to "no holder", nothing lost
 	// or duplicated, and the staleness gauges told the truth.
@@ -113,17 +113,17 @@ func TestEtcdRestart(t *testing.T) {
 	ns := newNamespace(t, "etcd-restart")
 	startPool(t, ns, "renewing", 2, Long)
 	createLease(t, ns, "static", "pod-s", 3600)
-	exp := startReady(t, env.bin, ns, "--log.format=json")
+	exp := env.StartReady(t, env.Bin, "--namespaces="+ns, "--log.format=json")
 	waitCurrent(t, exp, ns, "renewing", time.Time{})
 	rec := record(t, exp, 500*time.Millisecond)
 	start := time.Now()
-	if err := env.cp.RestartEtcd(); err != nil {
+	if err := env.CP.RestartEtcd(); err != nil {
 		t.Fatalf("restart etcd: %v", err)
 	}
 	t.Logf("etcd restarted in %.1fs", time.Since(start).Seconds())
 	waitCurrent(t, exp, ns, "renewing", start)
 	// Changes made after the restart reach the exporter: the watch is live.
-	if err := env.client.CoordinationV1().Leases(ns).Delete(context.Background(), "static", metav1.DeleteOptions{}); err != nil {
+	if err := env.Client.CoordinationV1().Leases(ns).Delete(context.Background(), "static", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	createLease(t, ns, "created-after-restart", "pod-n", 3600)
@@ -187,24 +187,6 @@ func waitFor(t *testing.T, exp *exporterproc.Exporter, what string, cond func(*e
 		}
 		return cond(s), health(s)
 	})
-}
-
-func stopAPIServer(t *testing.T) {
-	t.Helper()
-	start := time.Now()
-	if err := env.cp.StopAPIServer(); err != nil {
-		t.Fatalf("stop kube-apiserver: %v", err)
-	}
-	t.Logf("kube-apiserver stopped in %.1fs", time.Since(start).Seconds())
-}
-
-func startAPIServer(t *testing.T) {
-	t.Helper()
-	start := time.Now()
-	if err := env.cp.StartAPIServer(); err != nil {
-		t.Fatalf("start kube-apiserver: %v", err)
-	}
-	t.Logf("kube-apiserver ready in %.1fs", time.Since(start).Seconds())
 }
 
 // checkRunLogs checks that the exporter is still the same process and that it logged each run

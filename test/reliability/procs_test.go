@@ -1,19 +1,18 @@
 package reliability_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
 )
 
@@ -22,7 +21,7 @@ import (
 type rawExporter struct {
 	cmd  *exec.Cmd
 	addr string
-	logs *lockedBuffer
+	logs *syncbuffer.Buffer
 	done chan struct{}
 }
 
@@ -32,8 +31,8 @@ func startRaw(t *testing.T, args ...string) *rawExporter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &rawExporter{addr: fmt.Sprintf("127.0.0.1:%d", port), logs: &lockedBuffer{}, done: make(chan struct{})}
-	e.cmd = exec.Command(env.bin, append(args, "--web.listen-address="+e.addr)...)
+	e := &rawExporter{addr: fmt.Sprintf("127.0.0.1:%d", port), logs: &syncbuffer.Buffer{}, done: make(chan struct{})}
+	e.cmd = exec.Command(env.Bin, append(args, "--web.listen-address="+e.addr)...)
 	e.cmd.Stdout, e.cmd.Stderr = e.logs, e.logs
 	e.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := e.cmd.Start(); err != nil {
@@ -75,7 +74,7 @@ func runBinary(t *testing.T, attr *syscall.SysProcAttr, args ...string) (int, st
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, env.bin, args...)
+	cmd := exec.CommandContext(ctx, env.Bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if attr != nil {
 		cmd.SysProcAttr = attr
@@ -91,21 +90,4 @@ func runBinary(t *testing.T, attr *syscall.SysProcAttr, args ...string) (int, st
 		t.Fatalf("run lease-exporter %s: %v\n%s", strings.Join(args, " "), err, out)
 		return -1, ""
 	}
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

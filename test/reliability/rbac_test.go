@@ -23,11 +23,11 @@ func TestRBACMissingAtStart(t *testing.T) {
 	ns := newNamespace(t, "rbac-missing")
 	createLease(t, ns, "l1", "pod-1", 3600)
 	const user = "lease-exporter-rbac-missing"
-	kubeconfig, err := env.cp.KubeconfigForUser(user)
+	kubeconfig, err := env.CP.KubeconfigForUser(user)
 	if err != nil {
 		t.Fatal(err)
 	}
-	exp := startExporter(t, env.bin, "--kubeconfig="+kubeconfig, "--namespaces="+ns, "--log.format=json")
+	exp := env.StartExporter(t, env.Bin, "--kubeconfig="+kubeconfig, "--namespaces="+ns, "--log.format=json")
 
 	// At least 30 s of retries: alive, serving metrics, not ready, quiet.
 	for start := time.Now(); time.Since(start) < 32*time.Second; time.Sleep(2 * time.Second) {
@@ -72,17 +72,17 @@ func TestRBACRevoked(t *testing.T) {
 	createLease(t, ns, "l1", "pod-1", 3600)
 	const user = "lease-exporter-rbac-revoked"
 	binding := grantLeaseReader(t, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user})
-	kubeconfig, err := env.cp.KubeconfigForUser(user)
+	kubeconfig, err := env.CP.KubeconfigForUser(user)
 	if err != nil {
 		t.Fatal(err)
 	}
-	exp := startExporter(t, env.bin, "--kubeconfig="+kubeconfig, "--namespaces="+ns, "--log.format=json")
+	exp := env.StartExporter(t, env.Bin, "--kubeconfig="+kubeconfig, "--namespaces="+ns, "--log.format=json")
 	if err := exp.WaitReady(context.Background(), 2*time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, exp, "watch up", func(s *exporterproc.Scrape) bool { return gauge(s, "lease_exporter_watch_up") == 1 })
 
-	if err := env.client.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding, metav1.DeleteOptions{}); err != nil {
+	if err := env.Client.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// Kubernetes authorizes a watch once, when it starts. The open watch goes on delivering
@@ -96,8 +96,8 @@ func TestRBACRevoked(t *testing.T) {
 	}
 	// The watch ends when its timeout (5-10 min, chosen by client-go) runs out or the API
 	// server closes it; a restart does the latter now. The re-list is then forbidden.
-	stopAPIServer(t)
-	startAPIServer(t)
+	env.StopAPIServer(t)
+	env.StartAPIServer(t)
 	waitFor(t, exp, "watch down with forbidden errors", func(s *exporterproc.Scrape) bool {
 		forbidden := s.Series("lease_exporter_watch_errors_total", map[string]string{"reason": "forbidden"})
 		return gauge(s, "lease_exporter_watch_up") == 0 && len(forbidden) == 1 && forbidden[0].Value > 0
@@ -142,7 +142,7 @@ func grantLeaseReader(t *testing.T, subject rbacv1.Subject) string {
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
 		Subjects:   []rbacv1.Subject{subject},
 	}
-	rbac := env.client.RbacV1()
+	rbac := env.Client.RbacV1()
 	if _, err := rbac.ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create ClusterRole: %v", err)
 	}
@@ -159,7 +159,7 @@ func grantLeaseReader(t *testing.T, subject rbacv1.Subject) string {
 // setHolder changes a Lease's holder through the API.
 func setHolder(t *testing.T, namespace, name, holder string) {
 	t.Helper()
-	leases := env.client.CoordinationV1().Leases(namespace)
+	leases := env.Client.CoordinationV1().Leases(namespace)
 	l, err := leases.Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -26,22 +26,22 @@ func TestNoSecretsInLogs(t *testing.T) {
 	createLease(t, ns, "l1", "pod-1", 3600)
 
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "lease-exporter"}}
-	if _, err := env.client.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+	if _, err := env.Client.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	tr, err := env.client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	tr, err := env.Client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, sa.Name, &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("token request: %v", err)
 	}
 	token := tr.Status.Token
 	grantLeaseReader(t, rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: sa.Name})
-	tokenKubeconfig, err := env.cp.KubeconfigForToken(token)
+	tokenKubeconfig, err := env.CP.KubeconfigForToken(token)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const user = "lease-exporter-logs"
 	grantLeaseReader(t, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user})
-	certKubeconfig, err := env.cp.KubeconfigForUser(user)
+	certKubeconfig, err := env.CP.KubeconfigForUser(user)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,25 +51,25 @@ func TestNoSecretsInLogs(t *testing.T) {
 	}
 	keyPEM := kc.AuthInfos[user].ClientKeyData
 	const rejected = "rejected-secret-token-7f3c9a1e5b2d4f60"
-	rejectedKubeconfig, err := env.cp.KubeconfigForToken(rejected)
+	rejectedKubeconfig, err := env.CP.KubeconfigForToken(rejected)
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	debug := []string{"--namespaces=" + ns, "--log.level=debug"}
 	exps := map[string]*exporterproc.Exporter{
-		"token (json)":   startExporter(t, env.bin, append(debug, "--kubeconfig="+tokenKubeconfig, "--log.format=json")...),
-		"cert (text)":    startExporter(t, env.bin, append(debug, "--kubeconfig="+certKubeconfig)...),
-		"rejected token": startExporter(t, env.bin, append(debug, "--kubeconfig="+rejectedKubeconfig, "--log.format=json")...),
+		"token (json)":   env.StartExporter(t, env.Bin, append(debug, "--kubeconfig="+tokenKubeconfig, "--log.format=json")...),
+		"cert (text)":    env.StartExporter(t, env.Bin, append(debug, "--kubeconfig="+certKubeconfig)...),
+		"rejected token": env.StartExporter(t, env.Bin, append(debug, "--kubeconfig="+rejectedKubeconfig, "--log.format=json")...),
 	}
 	for _, name := range []string{"token (json)", "cert (text)"} {
 		if err := exps[name].WaitReady(ctx, 2*time.Minute); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	stopAPIServer(t)
+	env.StopAPIServer(t)
 	time.Sleep(2 * time.Second)
-	startAPIServer(t)
+	env.StartAPIServer(t)
 	for _, name := range []string{"token (json)", "cert (text)"} {
 		waitWatchUp(t, exps[name])
 	}

@@ -25,7 +25,7 @@ func TestBasicAuth(t *testing.T) {
 	ns := newNamespace(t, "sec-basic")
 	createLease(t, ns, "l1", "pod-1", 3600)
 	cfg := writeWebConfig(t, t.TempDir(), basicAuthUsers(t))
-	e := startRaw(t, "--kubeconfig="+env.cp.KubeconfigPath(), "--namespaces="+ns, "--web.config.file="+cfg)
+	e := startRaw(t, "--kubeconfig="+env.CP.KubeconfigPath(), "--namespaces="+ns, "--web.config.file="+cfg)
 	c := &http.Client{Timeout: 10 * time.Second}
 	base := "http://" + e.addr
 	waitAuthReady(t, c, base)
@@ -55,7 +55,7 @@ func TestTLS(t *testing.T) {
 	ca := newCA(t, "lease-exporter-test-ca")
 	dir := serverCertFiles(t, ca)
 	cfg := writeWebConfig(t, dir, "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"+basicAuthUsers(t))
-	e := startRaw(t, "--kubeconfig="+env.cp.KubeconfigPath(), "--namespaces="+ns, "--web.config.file="+cfg)
+	e := startRaw(t, "--kubeconfig="+env.CP.KubeconfigPath(), "--namespaces="+ns, "--web.config.file="+cfg)
 	c := tlsClient(&tls.Config{RootCAs: ca.pool()})
 	base := "https://" + e.addr
 	waitAuthReady(t, c, base)
@@ -94,7 +94,7 @@ func TestMutualTLS(t *testing.T) {
 	writeFiles(t, dir, map[string][]byte{"client-ca.crt": ca.pem})
 	cfg := writeWebConfig(t, dir, "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"+
 		"  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: client-ca.crt\n")
-	e := startRaw(t, "--kubeconfig="+env.cp.KubeconfigPath(), "--namespaces="+ns, "--web.config.file="+cfg)
+	e := startRaw(t, "--kubeconfig="+env.CP.KubeconfigPath(), "--namespaces="+ns, "--web.config.file="+cfg)
 	base := "https://" + e.addr
 	good := tlsClient(&tls.Config{RootCAs: ca.pool(), Certificates: []tls.Certificate{ca.clientCert(t, "prometheus")}})
 	waitAuthReady(t, good, base)
@@ -123,7 +123,7 @@ func TestTLSMinVersionBelow12(t *testing.T) {
 	ca := newCA(t, "lease-exporter-test-ca")
 	dir := serverCertFiles(t, ca)
 	cfg := writeWebConfig(t, dir, "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  min_version: TLS10\n")
-	e := startRaw(t, "--kubeconfig="+env.cp.KubeconfigPath(), "--namespaces="+ns, "--web.config.file="+cfg)
+	e := startRaw(t, "--kubeconfig="+env.CP.KubeconfigPath(), "--namespaces="+ns, "--web.config.file="+cfg)
 	if err := handshake(e.addr, &tls.Config{RootCAs: ca.pool(), MinVersion: tls.VersionTLS10, MaxVersion: tls.VersionTLS11}); err != nil {
 		t.Errorf("min_version TLS10 no longer admits TLS 1.1 (%v): update docs/security.md", err)
 	}

@@ -24,7 +24,7 @@ import (
 // client that is not reading: the scrape must complete and the process exit 0 within 5 s.
 func TestSIGTERMDuringScrape(t *testing.T) {
 	ns := manyLeases(t)
-	exp := startReady(t, env.bin, ns)
+	exp := env.StartReady(t, env.Bin, "--namespaces="+ns)
 	waitFor(t, exp, "all Leases synced", func(s *exporterproc.Scrape) bool {
 		return len(s.Series("lease_info", map[string]string{"namespace": ns})) == numLeases
 	})

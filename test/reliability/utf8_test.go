@@ -28,7 +28,7 @@ import (
 func TestInvalidUTF8Holder(t *testing.T) {
 	ctx := context.Background()
 	ns := newNamespace(t, "bad-utf8")
-	cfg := env.cp.Config()
+	cfg := env.CP.Config()
 	cfg.ContentType = runtime.ContentTypeProtobuf
 	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf
 	client, err := kubernetes.NewForConfig(cfg)
@@ -57,7 +57,7 @@ func TestInvalidUTF8Holder(t *testing.T) {
 		createLease(t, ns, fmt.Sprintf("a-%d", i), "pod-a", 3600)
 		createLease(t, ns, fmt.Sprintf("z-%d", i), "pod-z", 3600)
 	}
-	exp := startReady(t, env.bin, ns)
+	exp := env.StartReady(t, env.Bin, "--namespaces="+ns)
 	var want []string
 	for i := range 5 {
 		want = append(want, fmt.Sprintf("a-%d", i), fmt.Sprintf("z-%d", i))

@@ -19,8 +19,12 @@ type Scrape struct {
 }
 
 // Scrape fetches and parses /metrics.
-func (e *Exporter) Scrape() (*Scrape, error) {
-	resp, err := httpClient.Get(e.URL() + "/metrics")
+func (e *Exporter) Scrape() (*Scrape, error) { return ScrapeURL(e.URL() + "/metrics") }
+
+// ScrapeURL fetches and parses the text exposition at url: an exporter this package did not
+// start, such as the demo's.
+func ScrapeURL(url string) (*Scrape, error) {
+	resp, err := httpClient.Get(url)
 	if err != nil {
 		return nil, err
 	}
@@ -30,12 +34,12 @@ func (e *Exporter) Scrape() (*Scrape, error) {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("/metrics: %s\n%s", resp.Status, body)
+		return nil, fmt.Errorf("%s: %s\n%s", url, resp.Status, body)
 	}
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := parser.TextToMetricFamilies(strings.NewReader(string(body)))
 	if err != nil {
-		return nil, fmt.Errorf("parse /metrics: %w", err)
+		return nil, fmt.Errorf("parse %s: %w", url, err)
 	}
 	return &Scrape{Text: string(body), Families: fams}, nil
 }

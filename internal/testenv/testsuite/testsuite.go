@@ -1,6 +1,8 @@
-// Package testsuite is the TestMain of the suites that share one control plane and exporter
-// build per package (test/integration, test/reliability): a directory for everything the run
-// writes, the package's setup, and its teardown with logs on failure.
+// Package testsuite is the harness of the suites that share one control plane and exporter
+// build per package (test/integration, test/reliability, test/e2e): their TestMain (Main), the
+// shared environment (Suite: the control plane started while the release binary builds,
+// exporters that print their log when a test fails, API server outages that start promptly),
+// and which tests may run side by side on it (Shared, Exclusive).
 package testsuite
 
 import (
@@ -18,16 +20,23 @@ type Env interface {
 
 // Main runs the package's tests in a fresh directory and returns the exit code. The directory
 // is named lease-exporter-<name>-*, so `pgrep -f lease-exporter-<name>-` finds any process a
-// run left behind. setup builds the shared environment in it and Main stores it in *env for
-// the tests; a setup failure fails the package (exit 1 with the reason) and never skips it:
-// a silently skipped suite proves nothing.
+// run left behind; it is removed at the end unless something failed, when it keeps every
+// process's full log. setup builds the shared environment in it (cleaning up after itself if
+// it fails) and Main stores it in *env for the tests; a setup failure fails the package (exit
+// 1 with the reason) and never skips it: a silently skipped suite proves nothing.
 func Main[E Env](m *testing.M, name string, env *E, setup func(dir string) (E, error)) (code int) {
 	dir, err := os.MkdirTemp("", "lease-exporter-"+name+"-")
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
+	defer func() {
+		if code != 0 {
+			fmt.Fprintf(os.Stderr, "%s: logs and data kept in %s\n", name, dir)
+			return
+		}
+		os.RemoveAll(dir)
+	}()
 	e, err := setup(dir)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "%s: setup failed: %v\n", name, err)
