@@ -13,7 +13,8 @@ import (
 // drain, then gives open connections 2 s; the exporter's watch stays open, and current, until
 // the process is gone. (--shutdown-watch-termination-grace-period=2s, which closes watches at
 // the SIGTERM, also ends it promptly, but ends the watch cleanly: in a run with both flags
-// the exporter logged one failure for TestAPIServerRestartedThreeTimes' three outages.)
+// the exporter logged one failure for TestAPIServerRestartedThreeTimes' three outages. The
+// e2e suite overrides this with that flag alone, as it always ran: test/e2e/main_test.go says why.)
 var outageArgs = []string{"--shutdown-send-retry-after=true"}
 
 // StopAPIServer stops kube-apiserver (etcd keeps running): an API outage. Its exit can take
