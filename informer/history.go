@@ -135,9 +135,21 @@ func (h *History) Snapshot() HistorySnapshot {
 	return HistorySnapshot{Tenures: ordered(h.tenures, h.nextT, h.maxT), RenewalIntervals: ordered(h.renewals, h.nextR, h.maxR)}
 }
 
-// LastChange returns when the holder last changed: the start or end of the newest tenure
-// (Unix µs), 0 for an empty history. The list page asks it of every lock, without a copy.
-func (h *History) LastChange() int64 {
+// LastHolderChange is the start or end of the newest tenure in l's history, 0 when it keeps
+// none or has no tenure. The list page asks it of every lock, so a lock whose history is still
+// what its record says answers from the record without building that history: its one
+// tenure, as fromRecord's begin opens it, starts at acquiredAt of its first sight.
+func (l *Lease) LastHolderChange() int64 {
+	if l.rare == nil || l.rare.history == nil {
+		return 0
+	}
+	h := l.rare.history
+	if h.inRecord {
+		if l.Holder == "" {
+			return 0
+		}
+		return acquiredAt(l, l.FirstSeen, false, 0)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if t := newest(h.tenures, h.nextT, h.maxT); t != nil {

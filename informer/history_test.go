@@ -293,3 +293,27 @@ func TestHistoryRenewalsShareRecordFields(t *testing.T) {
 		t.Fatal("the record and its tenure hold two copies of the holder")
 	}
 }
+
+// A listed lock's last holder change comes from its record, without building the history the
+// list page would otherwise allocate per lock, and agrees with that history's newest tenure.
+func TestLastHolderChangeOfListedLockAgreesWithItsHistory(t *testing.T) {
+	j := newHistoryJudge(testHistory)
+	e := &elector{j: j, uid: "u1"}
+	released := rawLease("u2", "1", "", t0)
+	released.Name = "released"
+	_ = j.at(3*time.Second).store.Replace([]any{e.write("a", 2*time.Second, time.Second), released}, "")
+	l, r := j.lease(t), cached(t, j.store, "ns/released")
+	if !l.rare.history.inRecord {
+		t.Fatal("the listed lock has a history of its own; this test needs one its record says")
+	}
+	tenures := l.History().Snapshot().Tenures
+	if got, want := l.LastHolderChange(), tenures[len(tenures)-1].From; got != want || got != sec(time.Second) {
+		t.Fatalf("last holder change %d, want %d, the start of its record's tenure (%d)", got, want, sec(time.Second))
+	}
+	if allocs := testing.AllocsPerRun(100, func() { l.LastHolderChange() }); allocs != 0 {
+		t.Fatalf("LastHolderChange of a listed lock allocates %v times, want 0", allocs)
+	}
+	if got := r.LastHolderChange(); got != 0 {
+		t.Fatalf("last holder change of a listed lock with no holder %d, want 0 (no tenure)", got)
+	}
+}

@@ -157,10 +157,8 @@ func summarize(l *informer.Lease, at time.Time) Lease {
 	if ms, ok := l.ClockSkew(); ok {
 		s.HolderClockSkewSeconds = ptr(float64(ms) / 1e3)
 	}
-	if h := l.History(); h != nil {
-		if at := h.LastChange(); at != 0 {
-			s.LastHolderChange = timeOf(at)
-		}
+	if at := l.LastHolderChange(); at != 0 {
+		s.LastHolderChange = timeOf(at)
 	}
 	return s
 }
