@@ -136,13 +136,13 @@ func (o *options) Validate() error {
 
 // validateWatch checks the flags that say what the informer watches.
 func (o *options) validateWatch() error {
-	w := o.watch
-	for _, ns := range slices.Concat(splitList(o.namespaces), splitList(o.namespacesExcl)) {
+	w, watched, excluded := o.watch, splitList(o.namespaces), splitList(o.namespacesExcl)
+	for _, ns := range slices.Concat(watched, excluded) {
 		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
 			return fmt.Errorf("invalid namespace %q: %s", ns, strings.Join(errs, "; "))
 		}
 	}
-	if splitList(o.namespaces) != nil && splitList(o.namespacesExcl) != nil {
+	if watched != nil && excluded != nil {
 		return errors.New("--namespaces and --namespaces-exclude cannot be combined: list only the namespaces to watch")
 	}
 	if _, err := labels.Parse(w.LeaseSelector); err != nil {
