@@ -60,10 +60,11 @@ if ! command -v chromium >/dev/null; then
 fi
 # <<< chromium
 
-# >>> image (issue 27): buildah builds the Dockerfile (test/image), runc runs its RUN steps, and
-# debootstrap makes the Debian root of the Go builder stand-in (hack/image/README.md).
+# >>> image (issue 27): buildah builds the Dockerfile (test/image), runc runs its RUN steps,
+# debootstrap makes the Debian root of the Go builder stand-in (hack/image/README.md), and
+# test/image imports the result into a containerd (1.6) of its own.
 imgneed=()
-for c in buildah runc debootstrap; do command -v "$c" >/dev/null || imgneed+=("$c"); done
+for c in buildah runc debootstrap containerd; do command -v "$c" >/dev/null || imgneed+=("$c"); done
 if ((${#imgneed[@]})); then
 	echo "deps: installing ${imgneed[*]}" >&2
 	export DEBIAN_FRONTEND=noninteractive

@@ -64,5 +64,7 @@ buildah push --quiet "$ref" "docker-archive:$tmp:$ref" >&2
 mv "$tmp" "$archive"
 trap - EXIT
 log "wrote $archive ($(du -m "$archive" | cut -f1) MB)"
+# Each version writes its own archive (~50 MB); those of other versions a day old go.
+find "$image_cache" -maxdepth 1 -name 'lease-exporter-v*.tar' -mtime +0 ! -path "$archive" -delete
 echo "$ref"
 echo "$archive"
