@@ -17,7 +17,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 source "$here/lib.sh"
-need buildah git
+need buildah
 
 git_out() { git -C "$root" "$@" 2>/dev/null || true; }
 version="${VERSION:-$(git_out describe --tags --always --dirty | sed 's/^v//')}"
@@ -26,6 +26,10 @@ branch="${BRANCH:-$(git_out rev-parse --abbrev-ref HEAD)}"
 now="$(date -u +%s)"
 build_date="${BUILD_DATE:-$(date -u -d "@$now" +%Y%m%d-%H:%M:%S)}"
 created="${CREATED:-$(date -u -d "@$now" +%Y-%m-%dT%H:%M:%SZ)}"
+if [[ -z "$version" ]]; then
+	log "no VERSION given and none from git (git describe in $root)"
+	exit 2
+fi
 # A tag is [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}: say so here rather than in buildah's words.
 if [[ ! "v$version" =~ ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ ]]; then
 	log "VERSION '$version' does not make an image tag (v$version)"
