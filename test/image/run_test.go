@@ -13,6 +13,7 @@ import (
 func TestRunsAsNonRoot(t *testing.T) {
 	mustImage(t)
 	out := runProbe(t)
+	t.Logf("the probe in the image: %s", strings.TrimSpace(out))
 	if !strings.Contains(out, "uid=65532 gid=65532 groups=[]") && !strings.Contains(out, "uid=65532 gid=65532 groups=[65532]") {
 		t.Errorf("the probe in the image says %q, want uid=65532 gid=65532 and no other group", out)
 	}
