@@ -60,6 +60,19 @@ if ! command -v chromium >/dev/null; then
 fi
 # <<< chromium
 
+# >>> image (issue 27): buildah builds the Dockerfile (test/image), runc runs its RUN steps,
+# debootstrap makes the Debian root of the Go builder stand-in (hack/image/README.md), and
+# test/image imports the result into a containerd (1.6) of its own.
+imgneed=()
+for c in buildah runc debootstrap containerd; do command -v "$c" >/dev/null || imgneed+=("$c"); done
+if ((${#imgneed[@]})); then
+	echo "deps: installing ${imgneed[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq >&2
+	apt-get install -y -qq --no-install-recommends "${imgneed[@]}" >&2
+fi
+# <<< image
+
 wait "$helm"
 wait "$kube"
 tail -1 "$out"
