@@ -183,6 +183,9 @@ func (n *Node) Stop() error {
 	for i := len(n.procs) - 1; i >= 0; i-- {
 		_ = n.procs[i].Kill()
 	}
+	// The containers outlive the kubelet and containerd; while they hold watches open the API
+	// server would wait out its shutdown grace for them.
+	errs = append(errs, killNodeProcesses(func(string, ...any) {}))
 	if n.fwd != nil {
 		n.fwd.Close()
 	}
