@@ -102,40 +102,42 @@ func podReady(p *corev1.Pod) bool {
 }
 
 // scrapeService fetches /metrics through the Service's ClusterIP, which only kube-proxy's
-// rules on this host make reachable.
-func (c *cluster) scrapeService(t *testing.T, ns, name string) string {
-	t.Helper()
+// rules on this host make reachable. Each scrape is a new connection, so kube-proxy picks a
+// backend anew (with keep-alive every scrape would reach the same Pod).
+func (c *cluster) scrapeService(ns, name string) (string, error) {
 	svc, err := c.client.CoreV1().Services(ns).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	url := fmt.Sprintf("http://%s:%d/metrics", svc.Spec.ClusterIP, svc.Spec.Ports[0].Port)
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(url)
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Get(url)
 	if err != nil {
-		t.Fatalf("scrape %s: %v", url, err)
+		return "", err
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("scrape %s: %s: %s", url, resp.Status, body)
+		return "", fmt.Errorf("scrape %s: %s: %s", url, resp.Status, body)
 	}
-	return string(body)
+	return string(body), nil
 }
 
-// waitJudged scrapes until the exporter behind the Service reports the Lease held.
+// waitJudged scrapes the Service until a scrape reports the Lease held. Right after a
+// rollout kube-proxy may not have the new endpoints yet, so errors are retried too.
 func (c *cluster) waitJudged(t *testing.T, svcNS, svc, leaseNS, lease string) string {
 	t.Helper()
 	want := fmt.Sprintf(`lease_held{class="leader-election",kind="Lease",lease=%q,namespace=%q} 1`, lease, leaseNS)
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		body := c.scrapeService(t, svcNS, svc)
-		if strings.Contains(body, want) {
+		body, err := c.scrapeService(svcNS, svc)
+		if err == nil && strings.Contains(body, want) {
 			return body
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the exporter never reported %s; last scrape:\n%s", want, grepLines(body, "lease_"))
+			t.Fatalf("the exporter never reported %s; last scrape (err %v):\n%s", want, err, grepLines(body, "lease_"))
 		}
-		time.Sleep(2 * time.Second)
+		time.Sleep(time.Second)
 	}
 }
 

@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +42,9 @@ func TestInstallOnARealNode(t *testing.T) {
 	deployElector(t, c.client, electionsNS, "node-elector", 2)
 
 	t.Run("HelmChartWithDefaults", func(t *testing.T) { testHelmChart(t, c, img) })
+	for _, tree := range []string{"deploy/kustomize/base", "deploy/kustomize/overlays/annotation-locks", "deploy/kustomize/overlays/sharded"} {
+		t.Run("Kustomize/"+filepath.Base(tree), func(t *testing.T) { testKustomize(t, c, img, tree) })
+	}
 
 	if t.Failed() {
 		dumpLogs(t, n)
