@@ -88,6 +88,9 @@ func Start(ctx context.Context, opts Options) (_ *Node, err error) {
 		"--endpoint-reconciler-type=lease",
 		"--kubelet-preferred-address-types=InternalIP",
 		"--enable-admission-plugins=NodeRestriction",
+		// A SIGTERMed API server ends within seconds instead of serving open watches until
+		// its request timeout (internal/testenv/testsuite/outage.go says why).
+		"--shutdown-send-retry-after=true",
 	}, opts.APIServerArgs...)})
 	if err != nil {
 		return nil, err
