@@ -135,6 +135,9 @@ func (cp *ControlPlane) KubeconfigPath() string { return cp.adminKubeconfig }
 // Host is the kube-apiserver URL; it stays the same across restarts.
 func (cp *ControlPlane) Host() string { return fmt.Sprintf("https://127.0.0.1:%d", cp.apiPort) }
 
+// APIPort is kube-apiserver's secure port on loopback; it stays the same across restarts.
+func (cp *ControlPlane) APIPort() int { return cp.apiPort }
+
 // EtcdURL is the etcd client URL.
 func (cp *ControlPlane) EtcdURL() string { return fmt.Sprintf("http://127.0.0.1:%d", cp.etcdPort) }
 

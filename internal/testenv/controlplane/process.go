@@ -152,3 +152,10 @@ func (p *Process) signal(sig syscall.Signal) error {
 func (p *Process) exitError() error {
 	return fmt.Errorf("%s exited early (%v); last log lines:\n%s", p.name, p.waitErr, tail(p.Logs(), 30))
 }
+
+// StartProcess runs any binary as the control plane runs its own (own process group, killed
+// with the test process, output appended to logPath), for the node's kubelet, kube-proxy and
+// containerd.
+func StartProcess(name, path, logPath string, args []string) (*Process, error) {
+	return startProcess(name, path, logPath, 0, args)
+}
