@@ -1,25 +1,30 @@
 package node_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
-	"github.com/lease-exporter/lease-exporter/internal/testenv/node"
+	testimage "github.com/lease-exporter/lease-exporter/internal/testenv/image"
 )
 
 type image struct {
 	archive, repository, tag string
 }
 
+// exporterImage is the image a user builds: the repository's Dockerfile, built by
+// hack/image/build.sh with buildah (internal/testenv/image). Its own version, so that its
+// archive is never the one test/image is rebuilding beside it (this build is then warm).
 func exporterImage(t *testing.T) image {
 	t.Helper()
-	const repo, tag = "ghcr.io/lease-exporter/lease-exporter", "node-test"
-	path, err := node.BuildGoImage(t.TempDir(), "github.com/lease-exporter/lease-exporter/cmd/lease-exporter", repo+":"+tag)
+	img, err := testimage.Build(context.Background(), testimage.Args{Version: "0.0.0-nodetest"})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("build the image: %v", err)
 	}
-	return image{archive: path, repository: repo, tag: tag}
+	i := strings.LastIndex(img.Ref, ":")
+	return image{archive: img.Archive, repository: img.Ref[:i], tag: img.Ref[i+1:]}
 }
 
 func helmPath(t *testing.T) string {
