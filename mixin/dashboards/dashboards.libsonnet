@@ -44,9 +44,11 @@ function(c)
     else if std.objectHas(v, 'query') && std.isString(v.query) then v { query: q(v.query) }
     else v;
 
-  local dashboard(file, d) = d {
+  local timing(file, d) = d {
     refresh: c.dashboardRefresh,
     time+: { from: c.dashboardTimeFrom[file] },
+  };
+  local dashboard(file, d) = timing(file, d) {
     templating+: { list: [variable(v) for v in d.templating.list] },
     panels: [panel(p) for p in d.panels],
   };
@@ -56,5 +58,7 @@ function(c)
     'lease-detail.json': import 'lease-detail.json',
     'leases-overview.json': import 'leases-overview.json',
     'node-heartbeats.json': import 'node-heartbeats.json',
-  } + (if multi then { 'fleet-overview.json': (import 'fleet.libsonnet')(c) } else {});
+  };
   { [f]: dashboard(f, sources[f]) for f in std.objectFields(sources) }
+  // Built for _config already: the per-cluster rewrites above are not for it.
+  + (if multi then { 'fleet-overview.json': timing('fleet-overview.json', (import 'fleet.libsonnet')(c)) } else {})
