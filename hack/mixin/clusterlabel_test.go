@@ -19,6 +19,7 @@ import (
 //   - Vector matching: on (...) must list the label, ignoring (...) must not, unless both
 //     sides are filtered to one cluster.
 //   - label_replace/label_join must not write the label.
+//
 // clusterViolations returns what breaks it, each naming the offending part.
 func clusterViolations(expr parser.Expr, label string) []string {
 	var out []string

@@ -64,7 +64,7 @@ func queries(t *testing.T, r *Rendering) []query {
 }
 
 type panel struct {
-	Title   string  `json:"title"`
+	Title   string `json:"title"`
 	Targets []struct {
 		RefID string `json:"refId"`
 		Expr  string `json:"expr"`
