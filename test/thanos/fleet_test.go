@@ -7,9 +7,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/promstack"
 )
 
 // The rendering under test: multi-cluster mode, with LeaseNoLeader's grace cut so the
@@ -115,27 +113,15 @@ func mustQuery(t *testing.T, base, expr string) []sample {
 }
 
 func instant(base, expr string) ([]sample, error) {
-	resp, err := http.Get(base + "/api/v1/query?query=" + url.QueryEscape(expr))
+	raw, err := promstack.Query(base, expr)
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	var r struct {
-		Status, Error string
-		Data          struct {
-			ResultType string          `json:"resultType"`
-			Result     json.RawMessage `json:"result"`
-		}
-	}
-	if err := json.Unmarshal(body, &r); err != nil || r.Status != "success" {
-		return nil, fmt.Errorf("query %s: %v %s: %s", expr, err, r.Error, body)
-	}
-	if r.Data.ResultType != "vector" {
-		return nil, nil // scalars (vector(0) folded by the engine) carry no labels to check
-	}
 	var ss []sample
-	return ss, json.Unmarshal(r.Data.Result, &ss)
+	if json.Unmarshal(raw, &ss) != nil {
+		return nil, nil // a scalar (`vector(0)` alone, folded by the engine): no labels to check
+	}
+	return ss, nil
 }
 
 // panelQuery is one line of hack/dashcheck's -list output.
