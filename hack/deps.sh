@@ -20,11 +20,6 @@ helm=$!
 "$root/hack/kube-binaries/build.sh" >"$out" &
 kube=$!
 # --- end kube-binaries
-# >>> thanos (test/thanos): Thanos Query and sidecar for the mixin's multi-cluster proof, built
-# from the Go module proxy into the same cache (minutes cold, a no-op warm).
-"$root/hack/thanos/build.sh" >/dev/null &
-thanos=$!
-# <<< thanos
 
 # Debian packages: real Prometheus, promtool and Alertmanager for rule tests and end-to-end
 # alerting. (etcd is not Debian's: hack/kube-binaries builds the one Kubernetes ships with.)
@@ -67,5 +62,4 @@ fi
 
 wait "$helm"
 wait "$kube"
-wait "$thanos"
 tail -1 "$out"
