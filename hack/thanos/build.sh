@@ -9,6 +9,10 @@
 # inside it. v0.42.0 is the newest release this repository's Go (go.mod) builds: v0.42.5 wants
 # a newer one.
 #
+# Status (issue 28): it builds (measured cold on the shared 2-core machine: 633 s wall, 378 s
+# user + 142 s sys CPU, a 98 MB binary), but its sidecar panics on Thanos Query's first Info
+# call, so test/thanos is behind a build tag and hack/deps.sh does not run this yet.
+#
 # Usage: PATH="$(hack/thanos/build.sh | tail -1):$PATH"
 # Environment:
 #   LEASE_EXPORTER_CACHE  cache root (default: $HOME/.cache/lease-exporter)

@@ -1,3 +1,5 @@
+//go:build thanos
+
 package thanos_test
 
 import (
