@@ -33,6 +33,7 @@ test: lint ## Run every test: unit, real control plane (Kubernetes 1.36, 1.35, 1
 	for v in $(KUBE_MATRIX); do nice -n 19 hack/kube-binaries/build.sh $$v 2>&1 >/dev/null | grep --line-buffered -E ': (building|built) ' & done && \
 	KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -count=1 -timeout 40m ./...
 	hack/dashcheck/check.sh
+	cd hack/mixin && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -count=1 ./...
 	KUBEBUILDER_ASSETS="$$(hack/kube-binaries/build.sh | tail -1)" $(GO) run ./hack/bench -smoke
 	dirs=() && for v in $(KUBE_MATRIX); do d="$$(hack/kube-binaries/build.sh $$v)" || exit 1; dirs+=("$$d"); done && \
 	log="$$(mktemp)" && { nice -n 19 $(MAKE) --no-print-directory fuzz vuln-selftest >"$$log" 2>&1 & bg=$$!; } && \
@@ -67,7 +68,8 @@ bench-prom: ## What each metric set costs a real Prometheus, side by side with k
 demo: ## Start a local control plane with live elections, the exporter, Prometheus and Alertmanager.
 	KUBEBUILDER_ASSETS="$(ASSETS)" $(GO) run ./hack/demo
 
-generate: ## Regenerate what derives from alerts/, dashboards/ and the lock kinds table (PrometheusRule, deploy copies, lock kinds' RBAC and switches).
+generate: ## Regenerate what derives from mixin/ and the lock kinds table (alerts/*.yml, dashboards/, PrometheusRule, deploy copies, lock kinds' RBAC and switches).
+	cd hack/mixin && GOWORK=off $(GO) run . -root ../..
 	$(GO) generate ./alerts/
 	deploy/sync.sh
 	$(GO) run ./hack/lockkinds

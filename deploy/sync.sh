@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Copies the files the deploy manifests need from their single sources, because
-# neither kustomize nor Helm can read files outside their own directory:
+# Copies the files the deploy manifests need from the rendering of their single source, the
+# mixin (mixin/, rendered by `make generate`), because neither kustomize nor Helm can read files
+# outside their own directory:
 #   dashboards/*.json                           -> deploy/kustomize/components/prometheus-operator/dashboards/
 #                                               -> deploy/helm/lease-exporter/dashboards/
 #   deploy/kustomize/prometheus-operator/prometheusrule.yaml
 #                                               -> deploy/helm/lease-exporter/files/prometheusrule.yaml
-# Run it after changing a dashboard or the alerts (after `go generate ./alerts`).
+# `make generate` runs it after rendering the mixin and the PrometheusRule.
 # test/deploy (TestCopiesInSync) fails while a copy differs from its source.
 set -euo pipefail
 

@@ -10,6 +10,8 @@ export const STABLE_UIDS = {
   'lease-detail.json': 'lease-exporter-lease-detail',
   'node-heartbeats.json': 'lease-exporter-node-heartbeats',
   'exporter-health.json': 'lease-exporter-health',
+  // Rendered only in the mixin's multi-cluster mode (docs/mixin.md).
+  'fleet-overview.json': 'lease-exporter-fleet',
 };
 
 export const TAG = 'lease-exporter';
@@ -103,14 +105,13 @@ function lintVariables(d, err) {
   }
   // With includeAll + allValue ".*", cluster=~"$cluster" also matches series
   // that have no cluster label at all, so single-cluster setups keep working.
+  // The mixin's multi-cluster mode instead shows one cluster at a time: a
+  // visible single-value choice without All, over its configured label.
   const cluster = vars.get('cluster');
-  if (
-    cluster?.type !== 'query' ||
-    cluster.query !== 'label_values(lease_exporter_build_info, cluster)' ||
-    cluster.includeAll !== true ||
-    cluster.allValue !== '.*'
-  ) {
-    err('needs variable "cluster" = label_values(lease_exporter_build_info, cluster) with includeAll and allValue ".*"');
+  const allOf = cluster?.includeAll === true && cluster.allValue === '.*';
+  const oneOf = cluster?.includeAll === false && cluster.multi === false && cluster.hide === 0;
+  if (cluster?.type !== 'query' || !/^label_values\(lease_exporter_build_info, \w+\)$/.test(cluster.query) || !(allOf || oneOf)) {
+    err('needs variable "cluster" = label_values(lease_exporter_build_info, <cluster label>) with includeAll and allValue ".*", or (multi-cluster mode) visible, single-value, without All');
   }
   for (const v of vars.values()) {
     if (v.type === 'query' && v.datasource?.uid !== DATASOURCE_UID) err(`variable ${v.name}: datasource uid must be ${DATASOURCE_UID}`);

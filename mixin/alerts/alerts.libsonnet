@@ -1,0 +1,24 @@
+// prometheusAlerts: the two rule groups, built from _config.
+function(c)
+  local lib = (import 'lib.libsonnet')(c);
+  // Exemptions go first in the per-lease group: rules of one group run in order at the same
+  // timestamp, so an exemption exists before the first alert evaluation (a separate group's
+  // start-up lag would show, since LeaseFrequentTransitions has no `for` to hide it). One
+  // recording rule per exempt Lease; without `alert` it is exempt from every per-lease alert.
+  local exempt(e) = {
+    record: 'lease_exporter:alert_exempt',
+    expr: 'vector(1)',
+    labels: { namespace: e.namespace, lease: e.lease }
+            + (if std.objectHas(e, 'alert') then { alert: e.alert } else {})
+            + (if std.objectHas(e, 'cluster') then { [c.clusterLabel]: e.cluster } else {}),
+  };
+  local leases = (import 'leases.libsonnet')(c, lib);
+  local known = [r.alert for r in leases];
+  local bad = [e for e in c.exemptions if std.objectHas(e, 'alert') && !std.member(known, e.alert)];
+  assert bad == [] : 'exemptions: %s is not a per-lease alert (want one of %s)' % [bad[0].alert, std.join(', ', known)];
+  {
+    groups: [
+      { name: 'lease-exporter.leases', rules: [exempt(e) for e in c.exemptions] + leases },
+      { name: 'lease-exporter.exporter', rules: (import 'exporter.libsonnet')(c, lib) },
+    ],
+  }

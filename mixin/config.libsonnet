@@ -1,0 +1,53 @@
+// The mixin's knobs. Override any of them as monitoring mixins do:
+//   (import 'lease-exporter-mixin/mixin.libsonnet') + { _config+:: { clusterLabel: 'k8s_cluster' } }
+// With these defaults the mixin renders exactly the alerts/ and dashboards/ files the
+// repository ships (hack/mixin's drift test holds it to that). docs/mixin.md explains each key.
+{
+  _config+:: {
+    // PromQL label matcher that selects the exporter's scrape job in every alert expression.
+    exporterSelector: 'job=~".*lease-exporter.*"',
+    // Narrows the dashboards' job variable (label_values(lease_exporter_build_info{...}, job)).
+    // Empty lists every job exporting lease_exporter_build_info, a metric only this exporter has.
+    dashboardSelector: '',
+    // Labels that tell HA replicas of the exporter apart; per-lease alerts aggregate them away.
+    replicaLabels: ['instance', 'pod'],
+
+    // The label a global query layer (Thanos, Mimir, federation) puts on each cluster's series.
+    clusterLabel: 'cluster',
+    // true: dashboards pick one cluster (a visible single-value variable) and every
+    // aggregation and vector matching in alerts keeps clusterLabel; adds the fleet overview.
+    showMultiCluster: false,
+
+    // printf pattern; %s is the alert name.
+    runbookURLPattern: 'https://github.com/lease-exporter/lease-exporter/blob/main/docs/runbooks/%s.md',
+
+    // Leases never to alert on: { namespace, lease, alert (optional: one alert only),
+    // cluster (optional, multi-cluster mode: that cluster only) }.
+    exemptions: [],
+
+    // Each alert's `for` ('' or '0' for none) and thresholds. The judgement thresholds
+    // (skew tolerance, candidate staleness) default to the exporter's own, informer/judgement.go.
+    alerts: {
+      LeaseNoLeader: { 'for': '2m' },
+      LeaseRenewalLagging: { 'for': '1m', durationFraction: 0.5 },
+      LeaseFrequentTransitions: { 'for': '', window: '10m', minChanges: 6 },
+      LeaseHolderClockSkew: { 'for': '5m', durationFraction: 0.25, minSeconds: 2, maxSeconds: 30 },
+      LeasePreferredHolderNotLeading: { 'for': '5m' },
+      LeaseCoordinatedNoFreshCandidate: { 'for': '5m' },
+      LeaseCandidateNotRenewing: { 'for': '5m', staleSeconds: 600 },
+      LeaseExporterWatchStale: { 'for': '1m', staleSeconds: 60 },
+      LeaseExporterNotSynced: { 'for': '5m' },
+      LeaseExporterDown: { 'for': '5m' },
+    },
+
+    // Dashboards: auto-refresh, and the default time range (start) per dashboard file.
+    dashboardRefresh: '30s',
+    dashboardTimeFrom: {
+      'leases-overview.json': 'now-6h',
+      'lease-detail.json': 'now-6h',
+      'node-heartbeats.json': 'now-3h',
+      'exporter-health.json': 'now-6h',
+      'fleet-overview.json': 'now-6h',
+    },
+  },
+}

@@ -1,0 +1,187 @@
+//go:build thanos
+
+package thanos_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/promstack"
+)
+
+// cluster is one of the fleet's clusters: its own API server with an election and an exporter,
+// its own Prometheus (external_labels {cluster: name}) and a Thanos sidecar in front of it.
+type cluster struct {
+	name    string
+	pool    *election.Pool
+	prom    *promstack.Process
+	sidecar string // the sidecar's gRPC address, a Thanos Query endpoint
+}
+
+// The Lease every cluster elects through.
+const leaseNS, leaseName = "default", "ctrl"
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// thanosBin returns the Thanos binary hack/thanos/build.sh built (a no-op once cached; make
+// test's hack/deps.sh builds it before the suites run).
+func thanosBin(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(repoRoot(t), "hack", "thanos", "build.sh"))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hack/thanos/build.sh (run hack/deps.sh, which builds Thanos from the Go module proxy): %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return filepath.Join(lines[len(lines)-1], "thanos")
+}
+
+// renderMixin renders the mixin in multi-cluster mode with override into dir, through
+// hack/mixin (its own module, hence go run), and returns the rule file and dashboards dir.
+func renderMixin(t *testing.T, dir, override string) (rules, dashboards string) {
+	t.Helper()
+	cmd := exec.Command("go", "run", ".", "-root", repoRoot(t), "-config", override, "-out", dir)
+	cmd.Dir = filepath.Join(repoRoot(t), "hack", "mixin")
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("render the mixin: %v\n%s", err, out)
+	}
+	return filepath.Join(dir, "prometheus_alerts.yaml"), filepath.Join(dir, "dashboards_out")
+}
+
+// startCluster brings one cluster up, torn down in t.Cleanup.
+func startCluster(t *testing.T, name, exporterBin, thanos, rules string) *cluster {
+	t.Helper()
+	ctx := context.Background()
+	cp := controlplane.StartForTest(t)
+	client, err := kubernetes.NewForConfig(cp.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &cluster{name: name}
+	// Two candidates with short timings: the one leading can be stopped for a failover.
+	if c.pool, err = election.StartPool(ctx, client, leaseNS, leaseName, name+"-ctrl", 2, election.Fast, true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.pool.StopAll)
+
+	exp, err := exporterproc.Start(ctx, exporterBin, "--kubeconfig="+cp.KubeconfigPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = exp.Stop() })
+
+	dir := t.TempDir()
+	c.prom, err = promstack.StartPrometheus(ctx, dir, promstack.PrometheusOptions{
+		Targets:          []string{exp.Addr()},
+		RuleFiles:        []string{rules},
+		ScrapeInterval:   time.Second,
+		EvaluationPeriod: time.Second,
+		ExternalLabels:   map[string]string{"cluster": name},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("prometheus %s log:\n%s", name, tail(c.prom.Logs(), 30))
+		}
+		c.prom.Stop()
+	})
+	c.sidecar, _ = startThanos(t, thanos, "sidecar-"+name, dir, "sidecar",
+		"--prometheus.url="+c.prom.URL, "--tsdb.path="+filepath.Join(dir, "prom-data"))
+	return c
+}
+
+// startThanos runs `thanos COMPONENT` on free loopback ports until t ends, waits until it is
+// ready, and returns its gRPC address and HTTP base URL.
+func startThanos(t *testing.T, bin, name, dir, component string, args ...string) (grpcAddr, httpURL string) {
+	t.Helper()
+	grpc, httpAddr := freeAddr(t), freeAddr(t)
+	logPath := filepath.Join(dir, name+".log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(bin, append([]string{component, "--grpc-address=" + grpc, "--http-address=" + httpAddr}, args...)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("thanos %s log:\n%s", name, tail(string(b), 30))
+		}
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	})
+	eventually(t, time.Minute, "thanos "+name+" ready", func() (bool, string) {
+		resp, err := http.Get("http://" + httpAddr + "/-/ready")
+		if err != nil {
+			return false, err.Error()
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, resp.Status
+	})
+	return grpc, "http://" + httpAddr
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	port, err := exporterproc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", port)
+}
+
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, detail := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s; last: %s", timeout, what, detail)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
