@@ -6,13 +6,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// ProjectAnnotationLock projects the metadata of a ConfigMap or Endpoints object carrying the
+// projectAnnotationLock projects the metadata of a ConfigMap or Endpoints object carrying the
 // leader annotation into the record of a lock of kind k; false without the annotation (the
 // object is not a lock). What the annotation's record says takes the place of a Lease's spec;
 // fields it could not read are left unset and remembered (RecordProblems), so the lock is
 // still exported with what could be read. Only the key, versions, owner and the leader record
 // are kept: other annotations, labels and managedFields are left for the garbage collector.
-func ProjectAnnotationLock(m *metav1.ObjectMeta, k Kind) (*Lease, bool) {
+func projectAnnotationLock(m *metav1.ObjectMeta, k Kind) (*Lease, bool) {
 	annotation, ok := m.Annotations[LeaderAnnotation]
 	if !ok {
 		return nil, false

@@ -45,7 +45,7 @@ func TestProjectAnnotationLockFormats(t *testing.T) {
 		{"python configmap", pythonRecord, KindConfigMap, "py-1", 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l, ok := ProjectAnnotationLock(&lockMeta("ns", "lock", "u1", "7", tc.record).ObjectMeta, tc.kind)
+			l, ok := projectAnnotationLock(&lockMeta("ns", "lock", "u1", "7", tc.record).ObjectMeta, tc.kind)
 			if !ok {
 				t.Fatal("a lock with the leader annotation was not projected")
 			}
@@ -67,11 +67,11 @@ func TestProjectAnnotationLockFormats(t *testing.T) {
 // TestProjectAnnotationLockUnheldAndAbsent: the Python client's empty annotation (written
 // before the first record) is a lock nobody holds; an object without it is no lock at all.
 func TestProjectAnnotationLockUnheldAndAbsent(t *testing.T) {
-	l, ok := ProjectAnnotationLock(&lockMeta("ns", "lock", "u1", "1", "").ObjectMeta, KindConfigMap)
+	l, ok := projectAnnotationLock(&lockMeta("ns", "lock", "u1", "1", "").ObjectMeta, KindConfigMap)
 	if !ok || l.Holder != "" || l.HasRenewTime || l.HasDuration || l.RecordProblems() != nil || l.Held(t0.UnixMicro()) {
 		t.Fatalf("empty annotation: ok=%v record %+v", ok, l)
 	}
-	if _, ok := ProjectAnnotationLock(&lockMeta("ns", "cm", "u2", "1", "-").ObjectMeta, KindConfigMap); ok {
+	if _, ok := projectAnnotationLock(&lockMeta("ns", "cm", "u2", "1", "-").ObjectMeta, KindConfigMap); ok {
 		t.Fatal("a ConfigMap without the leader annotation was projected as a lock")
 	}
 }
@@ -92,7 +92,7 @@ func TestProjectAnnotationLockKeepsWhatItCanRead(t *testing.T) {
 		{`{"holderIdentity":42,"leaderTransitions":-1}`, []RecordProblem{{fieldHolder, ReasonBadHolder}, {fieldTransitions, ReasonBadTransitions}}, "", false},
 		{`not json`, []RecordProblem{{"", ReasonMalformedJSON}}, "", false},
 	} {
-		l, ok := ProjectAnnotationLock(&lockMeta("ns", "lock", "u1", "1", tc.record).ObjectMeta, KindConfigMap)
+		l, ok := projectAnnotationLock(&lockMeta("ns", "lock", "u1", "1", tc.record).ObjectMeta, KindConfigMap)
 		if !ok {
 			t.Fatalf("%s: not projected", tc.record)
 		}

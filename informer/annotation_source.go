@@ -33,11 +33,11 @@ func (s annotationSource) resource() string { return s.gvr.GroupResource().Strin
 
 func (annotationSource) object() runtime.Object { return &metav1.PartialObjectMetadata{} }
 
-func (s annotationSource) list(ctx context.Context, c clients, namespace string, opts metav1.ListOptions, keep keepFunc) (runtime.Object, error) {
-	if c.metaList == nil {
+func (s annotationSource) list(ctx context.Context, c Clients, namespace string, opts metav1.ListOptions, keep keepFunc) (runtime.Object, error) {
+	if c.MetaList == nil {
 		return nil, errNoMetadataClient
 	}
-	list, err := c.metaList.Resource(s.gvr).Namespace(namespace).List(ctx, opts)
+	list, err := c.MetaList.Resource(s.gvr).Namespace(namespace).List(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -48,11 +48,11 @@ func (s annotationSource) list(ctx context.Context, c clients, namespace string,
 	return list, nil
 }
 
-func (s annotationSource) watch(ctx context.Context, c clients, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
-	if c.metaWatch == nil {
+func (s annotationSource) watch(ctx context.Context, c Clients, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
+	if c.MetaWatch == nil {
 		return nil, errNoMetadataClient
 	}
-	return c.metaWatch.Resource(s.gvr).Namespace(namespace).Watch(ctx, opts)
+	return c.MetaWatch.Resource(s.gvr).Namespace(namespace).Watch(ctx, opts)
 }
 
 func (s annotationSource) decode(obj any) (*Lease, bool) {
@@ -60,5 +60,5 @@ func (s annotationSource) decode(obj any) (*Lease, bool) {
 	if !ok {
 		return nil, false
 	}
-	return ProjectAnnotationLock(&m.ObjectMeta, s.kind)
+	return projectAnnotationLock(&m.ObjectMeta, s.kind)
 }

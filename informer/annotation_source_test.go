@@ -48,7 +48,7 @@ func newAnnotationFixture(t *testing.T, opts Options, objs map[annotationSource]
 		}
 	}
 	opts.Locks = []Kind{KindLease, KindConfigMap, KindEndpoints}
-	l, err := NewForClients(f.typed, f.meta, opts, slog.New(slog.NewTextHandler(f.log, nil)), f.reg)
+	l, err := NewForClients(Clients{List: f.typed, Watch: f.typed, MetaList: f.meta, MetaWatch: f.meta}, opts, slog.New(slog.NewTextHandler(f.log, nil)), f.reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestAnnotationSourceListFilters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c := clients{metaList: meta, metaWatch: meta}
+	c := Clients{MetaList: meta, MetaWatch: meta}
 	opts := metav1.ListOptions{}
 	Options{LeaseSelector: "app=x", ExcludeNamespaces: []string{"b"}}.tweakListOptions()(&opts)
 	obj, err := configMapSource.list(context.Background(), c, "a", opts, func(_, name string) bool { return name != "theirs" })
@@ -204,7 +204,7 @@ func TestAnnotationSourceListFilters(t *testing.T) {
 			t.Errorf("%s %s with %+v: filters not applied", a.GetVerb(), a.GetResource(), lo)
 		}
 	}
-	if _, err := configMapSource.list(context.Background(), clients{}, "a", opts, nil); err == nil {
+	if _, err := configMapSource.list(context.Background(), Clients{}, "a", opts, nil); err == nil {
 		t.Error("listing without a metadata client succeeded")
 	}
 }
@@ -226,7 +226,7 @@ func rawLeaseIn(ns, name string) *coordinationv1.Lease {
 // TestStreamingListStripsNonLocks: during a streaming list the reflector holds every initial
 // event until the end; an object that is no lock is held as its key only, and dropped then.
 func TestStreamingListStripsNonLocks(t *testing.T) {
-	s := newScopes(configMapSource, observeLock, clients{}, []string{""}, Options{}, time.Now,
+	s := newScopes(configMapSource, observeLock, Clients{}, []string{""}, Options{}, time.Now,
 		newMetrics(prometheus.NewRegistry()), newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), time.Now))[0]
 	plain := lockMeta("a", "plain", "u1", "7", "-")
 	plain.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}

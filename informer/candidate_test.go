@@ -46,7 +46,7 @@ func startCandidates(t *testing.T, client *fake.Clientset, opts Options) (*Cache
 	t.Helper()
 	opts.Now = func() time.Time { return candidateTime }
 	reg, logs := prometheus.NewRegistry(), &bytes.Buffer{}
-	l, err := NewForClient(client, opts, slog.New(slog.NewTextHandler(logs, nil)), reg)
+	l, err := NewForClients(Clients{List: client, Watch: client}, opts, slog.New(slog.NewTextHandler(logs, nil)), reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestDiscoverCandidatesPrefersV1beta1AndFallsBackToV1alpha2(t *testing.T) {
 	}{{[]string{"v1alpha2", "v1beta1"}, "v1beta1"}, {[]string{"v1alpha2"}, "v1alpha2"}, {[]string{"v1beta1"}, "v1beta1"}} {
 		client := fake.NewClientset()
 		serving(client, tc.served...)
-		got, err := servedCandidateVersion(context.Background(), clients{list: client, watch: client}, []string{""})
+		got, err := servedCandidateVersion(context.Background(), Clients{List: client, Watch: client}, []string{""})
 		if err != nil || got != tc.want {
 			t.Errorf("served %v: got %q, %v; want %q", tc.served, got, err, tc.want)
 		}

@@ -28,7 +28,7 @@ type Options struct {
 	// TotalShards 0 means 1.
 	Shard, TotalShards int
 	// WatchBatch is how long watch events may queue before they are read together
-	// (see WatchConfig); 0 reads each as it arrives.
+	// (see watchConfig); 0 reads each as it arrives.
 	WatchBatch time.Duration
 	// NoCandidates turns off watching LeaseCandidates (coordinated leader election), which
 	// DiscoverCandidates otherwise enables wherever the API server serves them.
