@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
 )
 
 // annotationSource is the source of one kind of annotation lock, ConfigMaps or Endpoints:
@@ -42,7 +44,7 @@ func (s annotationSource) list(ctx context.Context, c Clients, namespace string,
 		return nil, err
 	}
 	list.Items = keepItems(list.Items, func(o *metav1.PartialObjectMetadata) bool {
-		_, lock := o.Annotations[LeaderAnnotation]
+		_, lock := o.Annotations[leaderrecord.Annotation]
 		return lock && (keep == nil || keep(o.Namespace, o.Name))
 	})
 	return list, nil

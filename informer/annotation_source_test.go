@@ -16,6 +16,7 @@ import (
 	metadatafake "k8s.io/client-go/metadata/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
 )
 
@@ -124,7 +125,7 @@ func TestUnreadableRecordCountedAndLoggedOnce(t *testing.T) {
 		configMapSource: {lockMeta("a", "bad", "u1", "1", `{"holderIdentity":"x","leaseDurationSeconds":"15s"}`),
 			lockMeta("a", "good", "u2", "1", pythonRecord)},
 	})
-	badDuration := f.leases.health.metrics.parseErrors.WithLabelValues("ConfigMap", string(ReasonBadDuration))
+	badDuration := f.leases.health.metrics.parseErrors.WithLabelValues("ConfigMap", string(leaderrecord.ReasonBadDuration))
 	if got := testutil.ToFloat64(badDuration); got != 1 {
 		t.Fatalf("bad_duration counted %v after the list, want 1", got)
 	}
@@ -144,10 +145,10 @@ func TestUnreadableRecordCountedAndLoggedOnce(t *testing.T) {
 	if bad := recs["ConfigMap a/bad"]; bad == nil || bad.Holder != "x" || !bad.HasRenewTime || bad.HasDuration {
 		t.Fatalf("broken lock not exported with what could be read: %+v", bad)
 	}
-	if good := recs["ConfigMap a/good"]; good == nil || !good.HasDuration || good.RecordProblems() != nil {
+	if good := recs["ConfigMap a/good"]; good == nil || !good.HasDuration || good.recordProblems() != nil {
 		t.Fatalf("the other lock was affected: %+v", good)
 	}
-	if got := testutil.ToFloat64(f.leases.health.metrics.parseErrors.WithLabelValues("Endpoints", string(ReasonBadTime))); got != 0 {
+	if got := testutil.ToFloat64(f.leases.health.metrics.parseErrors.WithLabelValues("Endpoints", string(leaderrecord.ReasonBadTime))); got != 0 {
 		t.Fatalf("Endpoints bad_time %v, want 0", got)
 	}
 	// Repaired, then broken again: a second log line, for a new breakage.

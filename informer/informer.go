@@ -27,6 +27,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+
+	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
 )
 
 // View is what the collector may see of the cache: read-only records, whether the cache has
@@ -180,17 +182,17 @@ func (l *Cache) reportProblems(prev, rec *Lease) *Lease {
 	if rec == prev {
 		return rec // the same version: already reported
 	}
-	problems := rec.RecordProblems()
+	problems := rec.recordProblems()
 	if len(problems) == 0 {
 		return rec
 	}
 	for _, p := range problems {
 		l.health.metrics.parseErrors.WithLabelValues(rec.Kind().String(), string(p.Reason)).Inc()
 	}
-	if prev == nil || prev.UID != rec.UID || prev.RecordProblems() == nil {
+	if prev == nil || prev.UID != rec.UID || prev.recordProblems() == nil {
 		l.logger.Warn("lock's leader record only partly readable; exporting what could be read",
 			"kind", rec.Kind().String(), "namespace", rec.Namespace(), "name", rec.Name(),
-			"annotation", LeaderAnnotation, "problems", describeProblems(problems))
+			"annotation", leaderrecord.Annotation, "problems", describeProblems(problems))
 	}
 	return rec
 }

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
 )
 
 // Class says what a Lease is used for; dashboards and alerts treat the classes differently.
@@ -116,7 +118,7 @@ func (l *Lease) Kind() Kind { return Kind(l.bits & kindMask) }
 type rareFields struct {
 	strategy, preferredHolder, ownerKind, ownerName, resourceVersion string
 	// problems are the fields of an annotation lock's record that could not be read.
-	problems problemSet
+	problems leaderrecord.ProblemSet
 	history  *History
 }
 
