@@ -20,6 +20,8 @@ import (
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/lease-exporter/lease-exporter/informer/sharding"
 )
 
 var candidateTime = time.Date(2026, 11, 24, 5, 0, 0, 0, time.UTC)
@@ -187,7 +189,7 @@ func TestCandidatesFollowNamespaceFilterAndTheirLeasesShard(t *testing.T) {
 	l, _, _ := startCandidates(t, client, Options{Namespaces: []string{"team"}, Shard: 1, TotalShards: 2})
 	var want []string
 	for _, name := range leases {
-		if ShardOf("team", name, 2) == 1 {
+		if sharding.Of("team", name, 2) == 1 {
 			want = append(want, "team/"+name+"-x→"+name, "team/"+name+"-y→"+name)
 		}
 	}

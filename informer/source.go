@@ -46,7 +46,7 @@ type record[R any] interface {
 	metav1.ObjectMetaAccessor
 	// storeKey is the record's key in its store, "namespace/name".
 	storeKey() string
-	// shardKey is what sharding hashes (see ShardOf): a lock's own namespace and name.
+	// shardKey is what sharding hashes (see sharding.Of): a lock's own namespace and name.
 	shardKey() (namespace, name string)
 }
 

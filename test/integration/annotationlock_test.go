@@ -13,8 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
+	"github.com/lease-exporter/lease-exporter/informer/sharding"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
@@ -343,8 +343,8 @@ func TestAnnotationLockFilters(t *testing.T) {
 	for shard := range 2 {
 		exp := env.StartReady(t, env.Bin, "--locks=configmaps", "--namespaces="+sharded, "--total-shards=2", fmt.Sprintf("--shard=%d", shard))
 		for _, name := range exported(exp, sharded) {
-			if informer.ShardOf(sharded, name, 2) != shard {
-				t.Errorf("shard %d exported %s of shard %d", shard, name, informer.ShardOf(sharded, name, 2))
+			if sharding.Of(sharded, name, 2) != shard {
+				t.Errorf("shard %d exported %s of shard %d", shard, name, sharding.Of(sharded, name, 2))
 			}
 			union = append(union, name)
 		}
