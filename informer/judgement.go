@@ -36,7 +36,9 @@ func (l *Lease) Held(at int64) bool {
 
 // The holder clock skew a lock tolerates: SkewToleranceFraction of its lease duration, at
 // least MinSkewTolerance (watch latency on a loaded API server) and at most MaxSkewTolerance
-// (alerts/lease-exporter.rules.yml, LeaseHolderClockSkew, says why).
+// (alerts/lease-exporter.rules.yml, LeaseHolderClockSkew, says why). They and SkewTolerance
+// are exported for alerts/judgement_test.go, which holds the rule file's thresholds (PromQL
+// literals, as Prometheus loads the file) to them; the product judges through Judge.
 const (
 	SkewToleranceFraction = 0.25
 	MinSkewTolerance      = 2 * time.Second

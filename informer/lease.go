@@ -192,10 +192,14 @@ func (l *Lease) ClockSkew() (millis int32, ok bool) { return l.skewMillis, l.ske
 
 // Project copies what the exporter reads out of a full Lease; everything else
 // (managedFields, labels, annotations, owner references) is left for the garbage collector.
-// It is the informer's transform minus the observed state, exported for tests that build
-// views by hand. Memory per Lease is the budget that matters at 100k Leases, so the record is
-// packed: namespace and name slice one key string, a holder equal to the name (kubelets)
-// reuses it, the UID and resource version are numbers, and rare fields sit behind a pointer.
+// It is the Lease source's decoder (leaseSource.decode) minus the observed state. Memory per
+// Lease is the budget that matters at 100k Leases, so the record is packed: namespace and
+// name slice one key string, a holder equal to the name (kubelets) reuses it, the UID and
+// resource version are numbers, and rare fields sit behind a pointer.
+//
+// Outside the package only tests call it: the collector's and the shared one-Lease view
+// (internal/testenv/fake) need records no watch delivers (a renewTime in the future kept as
+// observed, no first sight), and a record's packed fields can only be built in here.
 func Project(in *coordinationv1.Lease) *Lease {
 	out, rare := projectMeta(&in.ObjectMeta)
 	out.Class = classify(in)
