@@ -60,7 +60,7 @@ func FuzzParseLeaderRecord(f *testing.F) {
 
 func checkRecordBounds(t *testing.T, r Record) {
 	t.Helper()
-	if !utf8.ValidString(r.Holder) || len(r.Holder) > MaxHolderBytes {
+	if !utf8.ValidString(r.Holder) || len(r.Holder) > maxHolderBytes {
 		t.Fatalf("holder %q out of bounds", r.Holder)
 	}
 	if r.HasDuration != (r.DurationSeconds > 0) || r.Transitions < 0 || !r.HasTransitions && r.Transitions != 0 {
@@ -85,7 +85,7 @@ func FuzzLeaderRecordRoundTrip(f *testing.F) {
 	f.Add("é\xff", int64(-5), int64(253402300799999999), int64(1), int64(math.MaxInt32+1))
 	f.Fuzz(func(t *testing.T, holder string, dur, acquire, renew, transitions int64) {
 		acquireT, renewT := time.UnixMicro(acquire).UTC(), time.UnixMicro(renew).UTC()
-		goodHolder := utf8.ValidString(holder) && len(holder) <= MaxHolderBytes
+		goodHolder := utf8.ValidString(holder) && len(holder) <= maxHolderBytes
 		goodDur := dur >= 1 && dur <= math.MaxInt32
 		inRange := func(us int64) bool { return us >= 0 && us < maxRecordTime }
 

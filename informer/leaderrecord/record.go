@@ -41,7 +41,7 @@ const (
 	// trailing garbage, not an object). Fields read before the error are kept.
 	ReasonMalformedJSON Reason = "malformed_json"
 	// ReasonBadHolder: holderIdentity is not a string, is not valid UTF-8 (replaced with
-	// U+FFFD) or is longer than MaxHolderBytes (truncated).
+	// U+FFFD) or is longer than maxHolderBytes (truncated).
 	ReasonBadHolder Reason = "bad_holder"
 	// ReasonBadDuration: leaseDurationSeconds is not an integer (number or decimal string)
 	// in [1, MaxInt32].
@@ -63,9 +63,9 @@ type Problem struct {
 	Reason Reason
 }
 
-// MaxHolderBytes bounds a holder identity (a hostname and a UUID need under 300 bytes):
+// maxHolderBytes bounds a holder identity (a hostname and a UUID need under 300 bytes):
 // the holder becomes a label value.
-const MaxHolderBytes = 1024
+const maxHolderBytes = 1024
 
 // The fields of a record; keys match case-insensitively, as encoding/json (and so client-go,
 // when it still read annotation locks) matches them.

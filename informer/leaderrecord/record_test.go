@@ -83,7 +83,7 @@ func TestParseLeaderRecord(t *testing.T) {
 		{"holder U+FFFD is valid, written or escaped", "{\"holderIdentity\":\"\\ufffd\uFFFD\"}", Record{Holder: "\uFFFD\uFFFD"}, nil},
 		{"holder escaped backslash before ud800 is text", `{"holderIdentity":"a\\ud800"}`, Record{Holder: `a\ud800`}, nil},
 		{"holder of 10 KB is truncated on a rune boundary", `{"holderIdentity":"` + "a" + strings.Repeat("é", 5000) + `"}`,
-			Record{Holder: "a" + strings.Repeat("é", (MaxHolderBytes-1)/2)}, problems(fieldHolder, "bad_holder")},
+			Record{Holder: "a" + strings.Repeat("é", (maxHolderBytes-1)/2)}, problems(fieldHolder, "bad_holder")},
 
 		{"duration zero", `{"leaseDurationSeconds":0}`, Record{}, problems(fieldDuration, "bad_duration")},
 		{"duration negative string", `{"leaseDurationSeconds":"-15"}`, Record{}, problems(fieldDuration, "bad_duration")},
