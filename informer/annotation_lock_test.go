@@ -51,8 +51,8 @@ func TestProjectAnnotationLockFormats(t *testing.T) {
 			if !ok {
 				t.Fatal("a lock with the leader annotation was not projected")
 			}
-			if l.Kind() != tc.kind || l.Class != ClassLeaderElection || l.Namespace() != "ns" || l.Name() != "lock" || l.ResourceVersion() != "7" {
-				t.Fatalf("kind %s class %s key %s rv %s", l.Kind(), l.Class, l.key, l.ResourceVersion())
+			if l.Kind() != tc.kind || l.Class != ClassLeaderElection || l.Namespace() != "ns" || l.Name() != "lock" || l.resourceVersion() != "7" {
+				t.Fatalf("kind %s class %s key %s rv %s", l.Kind(), l.Class, l.key, l.resourceVersion())
 			}
 			if l.Holder != tc.holder || !l.HasDuration || l.DurationSeconds != 15 || !l.HasRenewTime || l.RenewTime != renew ||
 				!l.HasAcquireTime || l.AcquireTime != t0.Add(-time.Minute).UnixMicro() ||

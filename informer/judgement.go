@@ -64,8 +64,8 @@ type Judgement struct {
 
 // The problems a judgement names, as the status page shows them.
 const (
-	ProblemNotHeld = "not held"
-	ProblemSkewed  = "holder clock skew over what the lease tolerates"
+	problemNotHeld = "not held"
+	problemSkewed  = "holder clock skew over what the lease tolerates"
 )
 
 // Judge judges l at time at (Unix µs, from JudgedAt). It does not allocate.
@@ -85,10 +85,10 @@ func (j Judgement) Healthy() bool { return j.Held && !j.Skewed }
 func (j Judgement) Problems() []string {
 	problems := []string{}
 	if !j.Held {
-		problems = append(problems, ProblemNotHeld)
+		problems = append(problems, problemNotHeld)
 	}
 	if j.Skewed {
-		problems = append(problems, ProblemSkewed)
+		problems = append(problems, problemSkewed)
 	}
 	return problems
 }

@@ -146,8 +146,8 @@ func (l *Lease) storeKey() string { return l.key }
 // shardKey implements record: a lock is sharded by its own namespace and name.
 func (l *Lease) shardKey() (namespace, name string) { return l.Namespace(), l.Name() }
 
-// ResourceVersion is metadata.resourceVersion.
-func (l *Lease) ResourceVersion() string {
+// resourceVersion is metadata.resourceVersion.
+func (l *Lease) resourceVersion() string {
 	if l.rare != nil && l.rare.resourceVersion != "" {
 		return l.rare.resourceVersion
 	}
@@ -161,7 +161,7 @@ func (l *Lease) ResourceVersion() string {
 // formatting it: the store asks on every event.
 func (l *Lease) sameVersion(o *Lease) bool {
 	if l.rare != nil && l.rare.resourceVersion != "" || o.rare != nil && o.rare.resourceVersion != "" {
-		return l.ResourceVersion() != "" && l.ResourceVersion() == o.ResourceVersion()
+		return l.resourceVersion() != "" && l.resourceVersion() == o.resourceVersion()
 	}
 	return l.rv != 0 && l.rv == o.rv
 }
@@ -297,7 +297,7 @@ func deref[T ~string](p *T) T {
 // It reports the whole key "namespace/name" as the name and no namespace: MetaNamespaceKeyFunc
 // then returns the record's own key string instead of allocating a copy for the store.
 func (l *Lease) GetObjectMeta() metav1.Object {
-	return &metav1.ObjectMeta{Name: l.key, UID: types.UID(l.UID.String()), ResourceVersion: l.ResourceVersion()}
+	return &metav1.ObjectMeta{Name: l.key, UID: types.UID(l.UID.String()), ResourceVersion: l.resourceVersion()}
 }
 
 // GetObjectKind is part of runtime.Object; the record carries no type information.
