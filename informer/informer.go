@@ -92,7 +92,7 @@ type runner interface {
 // or Start.
 func New(cfg *rest.Config, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Cache, error) {
 	if err := opts.checkLocks(); err != nil {
-		return nil, err // before any client is built, as NewForClients would say
+		return nil, err // before any client is built; NewForClients checks it for tests too
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -125,9 +125,9 @@ func New(cfg *rest.Config, opts Options, logger *slog.Logger, reg prometheus.Reg
 }
 
 // NewForClients builds the informer over clients that are already built: New's, or a test's
-// fake clientsets (a fake serves list and watch from one client; without metadata clients
-// only Leases are watched). Every Cache is built here, so a test's goes through the product's
-// constructor.
+// fake clientsets (one fake serves as List and Watch; annotation locks also need MetaList and
+// MetaWatch, without which their scopes fail). Every Cache is built here, so a test's goes
+// through the product's constructor.
 func NewForClients(c Clients, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Cache, error) {
 	if err := opts.checkLocks(); err != nil {
 		return nil, err
