@@ -16,7 +16,7 @@ import (
 // Annotation is the annotation in which ConfigMap and Endpoints locks keep their record.
 const Annotation = "control-plane.alpha.kubernetes.io/leader"
 
-// Record is what a leader-election annotation says, in the units of Lease: times are
+// Record is what a leader-election annotation says, in the units of informer.Lease: times are
 // Unix microseconds. Each Has flag says whether the field was present and valid.
 type Record struct {
 	// Holder is holderIdentity, "" when absent, null or released.
