@@ -44,7 +44,7 @@ test: lint ## Run every test: unit, real control plane (Kubernetes 1.36, 1.35, 1
 
 fuzz: ## Fuzz the collector and the leader-record parser, 20 s each.
 	$(GO) test -run '^$$' -fuzz FuzzCollect -fuzztime 20s ./collector/
-	$(GO) test -run '^$$' -fuzz FuzzParseLeaderRecord -fuzztime 20s ./informer/
+	$(GO) test -run '^$$' -fuzz FuzzParseLeaderRecord -fuzztime 20s ./informer/leaderrecord/
 
 vuln-selftest: ## Check the vulnerability scan's wiring offline (hack/govulncheck.sh --selftest, mkvulndb's tests).
 	hack/govulncheck.sh --selftest

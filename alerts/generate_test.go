@@ -101,7 +101,7 @@ func TestOptions(t *testing.T) {
 	src := readSource(t)
 	gen := func(o Options) RuleFile {
 		t.Helper()
-		o.Format = FormatRules
+		o.Format = formatRules
 		b, err := Generate(src, o)
 		if err != nil {
 			t.Fatal(err)

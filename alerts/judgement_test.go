@@ -93,7 +93,7 @@ func (c *judgementCases) addCandidate(age time.Duration) {
 // under, at and over its clamp, either way; a candidate renewed just within, exactly at and
 // just beyond informer.CandidateFreshness.
 func TestRulesJudgeAsTheExporter(t *testing.T) {
-	out, err := Generate(readSource(t), Options{Format: FormatRules, For: map[string]string{"LeaseHolderClockSkew": "0", "LeaseCandidateNotRenewing": "0"}})
+	out, err := Generate(readSource(t), Options{Format: formatRules, For: map[string]string{"LeaseHolderClockSkew": "0", "LeaseCandidateNotRenewing": "0"}})
 	if err != nil {
 		t.Fatal(err)
 	}

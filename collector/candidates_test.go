@@ -39,7 +39,7 @@ func candidateView(t *testing.T, leases []*coordinationv1.Lease, candidates ...*
 			t.Fatal(err)
 		}
 	}
-	v, err := informer.NewForClient(client, informer.Options{Now: func() time.Time { return scrapeTime }},
+	v, err := informer.NewForClients(informer.Clients{List: client, Watch: client}, informer.Options{Now: func() time.Time { return scrapeTime }},
 		slog.New(slog.NewTextHandler(io.Discard, nil)), prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)

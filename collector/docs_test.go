@@ -33,7 +33,7 @@ func TestDocsMatchExporter(t *testing.T) {
 	reg.MustRegister(versioncollector.NewCollector("lease_exporter"))
 	// Every lock kind: the parse error series exist only when an annotation lock kind is watched.
 	opts := informer.Options{Locks: informer.Kinds[:]}
-	if _, err := informer.NewForClients(nil, nil, opts, nil, reg); err != nil {
+	if _, err := informer.NewForClients(informer.Clients{}, opts, nil, reg); err != nil {
 		t.Fatal(err)
 	}
 	emitted = append(emitted, gatheredNames(t, reg)...)

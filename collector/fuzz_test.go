@@ -96,7 +96,7 @@ func checkExposition(t *testing.T, l *coordinationv1.Lease) {
 	// few milliseconds. The informer still lists through the fake client and transforms.
 	client := fake.NewSimpleClientset(l)
 	reg := prometheus.NewPedanticRegistry()
-	v, err := informer.NewForClient(client, informer.Options{Now: func() time.Time { return scrapeTime }},
+	v, err := informer.NewForClients(informer.Clients{List: client, Watch: client}, informer.Options{Now: func() time.Time { return scrapeTime }},
 		slog.New(slog.NewTextHandler(io.Discard, nil)), reg)
 	if err != nil {
 		t.Fatal(err)

@@ -36,7 +36,7 @@ func syncedViewWithClient(t *testing.T, leases ...*coordinationv1.Lease) (*infor
 		}
 	}
 	reg := prometheus.NewRegistry()
-	v, err := informer.NewForClient(client, informer.Options{Now: func() time.Time { return scrapeTime }},
+	v, err := informer.NewForClients(informer.Clients{List: client, Watch: client}, informer.Options{Now: func() time.Time { return scrapeTime }},
 		slog.New(slog.NewTextHandler(io.Discard, nil)), reg)
 	if err != nil {
 		t.Fatal(err)

@@ -4,20 +4,22 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
 )
 
-// ProjectAnnotationLock projects the metadata of a ConfigMap or Endpoints object carrying the
+// projectAnnotationLock projects the metadata of a ConfigMap or Endpoints object carrying the
 // leader annotation into the record of a lock of kind k; false without the annotation (the
 // object is not a lock). What the annotation's record says takes the place of a Lease's spec;
-// fields it could not read are left unset and remembered (RecordProblems), so the lock is
+// fields it could not read are left unset and remembered (recordProblems), so the lock is
 // still exported with what could be read. Only the key, versions, owner and the leader record
 // are kept: other annotations, labels and managedFields are left for the garbage collector.
-func ProjectAnnotationLock(m *metav1.ObjectMeta, k Kind) (*Lease, bool) {
-	annotation, ok := m.Annotations[LeaderAnnotation]
+func projectAnnotationLock(m *metav1.ObjectMeta, k Kind) (*Lease, bool) {
+	annotation, ok := m.Annotations[leaderrecord.Annotation]
 	if !ok {
 		return nil, false
 	}
-	rec, problems := ParseLeaderRecord(annotation)
+	rec, problems := leaderrecord.Parse(annotation)
 	out, rare := projectMeta(m)
 	out.bits |= uint8(k) & kindMask
 	out.Class = ClassLeaderElection
@@ -33,60 +35,23 @@ func ProjectAnnotationLock(m *metav1.ObjectMeta, k Kind) (*Lease, bool) {
 	out.DurationSeconds, out.HasDuration = rec.DurationSeconds, rec.HasDuration
 	out.Transitions, out.HasTransitions = rec.Transitions, rec.HasTransitions
 	for _, p := range problems {
-		rare.problems |= problemBit(p)
+		rare.problems = rare.problems.Add(p)
 	}
 	out.setRare(rare)
 	return out, true
 }
 
-// problemSet is the set of fields of a leader record that could not be read, one bit each.
-type problemSet uint8
-
-const (
-	problemJSON problemSet = 1 << iota
-	problemHolder
-	problemDuration
-	problemAcquire
-	problemRenew
-	problemTransitions
-)
-
-// problemFields lists the problems in bit order, for RecordProblems.
-var problemFields = [...]RecordProblem{
-	{"", ReasonMalformedJSON},
-	{fieldHolder, ReasonBadHolder},
-	{fieldDuration, ReasonBadDuration},
-	{fieldAcquire, ReasonBadTime},
-	{fieldRenew, ReasonBadTime},
-	{fieldTransitions, ReasonBadTransitions},
-}
-
-func problemBit(p RecordProblem) problemSet {
-	for i, f := range problemFields {
-		if f == p {
-			return 1 << i
-		}
-	}
-	return problemJSON // unreachable: the parser reports only the problems above
-}
-
-// RecordProblems returns the fields of an annotation lock's record that could not be read,
+// recordProblems returns the fields of an annotation lock's record that could not be read,
 // in a fixed order; nil for a Lease and for a record read in full.
-func (l *Lease) RecordProblems() []RecordProblem {
-	if l.rare == nil || l.rare.problems == 0 {
+func (l *Lease) recordProblems() []leaderrecord.Problem {
+	if l.rare == nil {
 		return nil
 	}
-	var out []RecordProblem
-	for i, f := range problemFields {
-		if l.rare.problems&(1<<i) != 0 {
-			out = append(out, f)
-		}
-	}
-	return out
+	return l.rare.problems.List()
 }
 
 // describeProblems renders problems for a log line: "renewTime: bad_time, malformed_json".
-func describeProblems(problems []RecordProblem) string {
+func describeProblems(problems []leaderrecord.Problem) string {
 	parts := make([]string, len(problems))
 	for i, p := range problems {
 		parts[i] = string(p.Reason)

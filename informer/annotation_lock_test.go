@@ -7,6 +7,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
 )
 
 // lockMeta is the metadata of a ConfigMap or Endpoints lock whose leader annotation is
@@ -20,7 +22,7 @@ func lockMeta(ns, name, uid, rv, record string) *metav1.PartialObjectMetadata {
 			Annotations:       map[string]string{"other": "kept out of the record"}},
 	}
 	if record != "-" {
-		m.Annotations[LeaderAnnotation] = record
+		m.Annotations[leaderrecord.Annotation] = record
 	}
 	return m
 }
@@ -45,19 +47,19 @@ func TestProjectAnnotationLockFormats(t *testing.T) {
 		{"python configmap", pythonRecord, KindConfigMap, "py-1", 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l, ok := ProjectAnnotationLock(&lockMeta("ns", "lock", "u1", "7", tc.record).ObjectMeta, tc.kind)
+			l, ok := projectAnnotationLock(&lockMeta("ns", "lock", "u1", "7", tc.record).ObjectMeta, tc.kind)
 			if !ok {
 				t.Fatal("a lock with the leader annotation was not projected")
 			}
-			if l.Kind() != tc.kind || l.Class != ClassLeaderElection || l.Namespace() != "ns" || l.Name() != "lock" || l.ResourceVersion() != "7" {
-				t.Fatalf("kind %s class %s key %s rv %s", l.Kind(), l.Class, l.key, l.ResourceVersion())
+			if l.Kind() != tc.kind || l.Class != ClassLeaderElection || l.Namespace() != "ns" || l.Name() != "lock" || l.resourceVersion() != "7" {
+				t.Fatalf("kind %s class %s key %s rv %s", l.Kind(), l.Class, l.key, l.resourceVersion())
 			}
 			if l.Holder != tc.holder || !l.HasDuration || l.DurationSeconds != 15 || !l.HasRenewTime || l.RenewTime != renew ||
 				!l.HasAcquireTime || l.AcquireTime != t0.Add(-time.Minute).UnixMicro() ||
 				l.HasTransitions != tc.hasTransition || l.Transitions != tc.transitions {
 				t.Fatalf("record %+v", l)
 			}
-			if l.ObservedRenewTime != l.RenewTime || l.rare != nil || l.RecordProblems() != nil {
+			if l.ObservedRenewTime != l.RenewTime || l.rare != nil || l.recordProblems() != nil {
 				t.Fatalf("observed %d, rare %+v", l.ObservedRenewTime, l.rare)
 			}
 		})
@@ -67,11 +69,11 @@ func TestProjectAnnotationLockFormats(t *testing.T) {
 // TestProjectAnnotationLockUnheldAndAbsent: the Python client's empty annotation (written
 // before the first record) is a lock nobody holds; an object without it is no lock at all.
 func TestProjectAnnotationLockUnheldAndAbsent(t *testing.T) {
-	l, ok := ProjectAnnotationLock(&lockMeta("ns", "lock", "u1", "1", "").ObjectMeta, KindConfigMap)
-	if !ok || l.Holder != "" || l.HasRenewTime || l.HasDuration || l.RecordProblems() != nil || l.Held(t0.UnixMicro()) {
+	l, ok := projectAnnotationLock(&lockMeta("ns", "lock", "u1", "1", "").ObjectMeta, KindConfigMap)
+	if !ok || l.Holder != "" || l.HasRenewTime || l.HasDuration || l.recordProblems() != nil || l.Held(t0.UnixMicro()) {
 		t.Fatalf("empty annotation: ok=%v record %+v", ok, l)
 	}
-	if _, ok := ProjectAnnotationLock(&lockMeta("ns", "cm", "u2", "1", "-").ObjectMeta, KindConfigMap); ok {
+	if _, ok := projectAnnotationLock(&lockMeta("ns", "cm", "u2", "1", "-").ObjectMeta, KindConfigMap); ok {
 		t.Fatal("a ConfigMap without the leader annotation was projected as a lock")
 	}
 }
@@ -81,22 +83,22 @@ func TestProjectAnnotationLockUnheldAndAbsent(t *testing.T) {
 func TestProjectAnnotationLockKeepsWhatItCanRead(t *testing.T) {
 	for _, tc := range []struct {
 		record string
-		want   []RecordProblem
+		want   []leaderrecord.Problem
 		holder string
 		dur    bool
 	}{
-		{`{"holderIdentity":"a","leaseDurationSeconds":"soon"}`, []RecordProblem{{fieldDuration, ReasonBadDuration}}, "a", false},
+		{`{"holderIdentity":"a","leaseDurationSeconds":"soon"}`, []leaderrecord.Problem{{Field: "leaseDurationSeconds", Reason: leaderrecord.ReasonBadDuration}}, "a", false},
 		{`{"holderIdentity":"a","leaseDurationSeconds":15,"renewTime":"yesterday","acquireTime":7}`,
-			[]RecordProblem{{fieldAcquire, ReasonBadTime}, {fieldRenew, ReasonBadTime}}, "a", true},
-		{`{"holderIdentity":"a","leaseDurationSeconds":15,`, []RecordProblem{{"", ReasonMalformedJSON}}, "a", true},
-		{`{"holderIdentity":42,"leaderTransitions":-1}`, []RecordProblem{{fieldHolder, ReasonBadHolder}, {fieldTransitions, ReasonBadTransitions}}, "", false},
-		{`not json`, []RecordProblem{{"", ReasonMalformedJSON}}, "", false},
+			[]leaderrecord.Problem{{Field: "acquireTime", Reason: leaderrecord.ReasonBadTime}, {Field: "renewTime", Reason: leaderrecord.ReasonBadTime}}, "a", true},
+		{`{"holderIdentity":"a","leaseDurationSeconds":15,`, []leaderrecord.Problem{{Field: "", Reason: leaderrecord.ReasonMalformedJSON}}, "a", true},
+		{`{"holderIdentity":42,"leaderTransitions":-1}`, []leaderrecord.Problem{{Field: "holderIdentity", Reason: leaderrecord.ReasonBadHolder}, {Field: "leaderTransitions", Reason: leaderrecord.ReasonBadTransitions}}, "", false},
+		{`not json`, []leaderrecord.Problem{{Field: "", Reason: leaderrecord.ReasonMalformedJSON}}, "", false},
 	} {
-		l, ok := ProjectAnnotationLock(&lockMeta("ns", "lock", "u1", "1", tc.record).ObjectMeta, KindConfigMap)
+		l, ok := projectAnnotationLock(&lockMeta("ns", "lock", "u1", "1", tc.record).ObjectMeta, KindConfigMap)
 		if !ok {
 			t.Fatalf("%s: not projected", tc.record)
 		}
-		if got := l.RecordProblems(); !slices.Equal(got, tc.want) {
+		if got := l.recordProblems(); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: problems %v, want %v", tc.record, got, tc.want)
 		}
 		if l.Holder != tc.holder || l.HasDuration != tc.dur || l.HasRenewTime {

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
 )
 
 // annotationSource is the source of one kind of annotation lock, ConfigMaps or Endpoints:
@@ -33,26 +35,26 @@ func (s annotationSource) resource() string { return s.gvr.GroupResource().Strin
 
 func (annotationSource) object() runtime.Object { return &metav1.PartialObjectMetadata{} }
 
-func (s annotationSource) list(ctx context.Context, c clients, namespace string, opts metav1.ListOptions, keep keepFunc) (runtime.Object, error) {
-	if c.metaList == nil {
+func (s annotationSource) list(ctx context.Context, c Clients, namespace string, opts metav1.ListOptions, keep keepFunc) (runtime.Object, error) {
+	if c.MetaList == nil {
 		return nil, errNoMetadataClient
 	}
-	list, err := c.metaList.Resource(s.gvr).Namespace(namespace).List(ctx, opts)
+	list, err := c.MetaList.Resource(s.gvr).Namespace(namespace).List(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	list.Items = keepItems(list.Items, func(o *metav1.PartialObjectMetadata) bool {
-		_, lock := o.Annotations[LeaderAnnotation]
+		_, lock := o.Annotations[leaderrecord.Annotation]
 		return lock && (keep == nil || keep(o.Namespace, o.Name))
 	})
 	return list, nil
 }
 
-func (s annotationSource) watch(ctx context.Context, c clients, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
-	if c.metaWatch == nil {
+func (s annotationSource) watch(ctx context.Context, c Clients, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
+	if c.MetaWatch == nil {
 		return nil, errNoMetadataClient
 	}
-	return c.metaWatch.Resource(s.gvr).Namespace(namespace).Watch(ctx, opts)
+	return c.MetaWatch.Resource(s.gvr).Namespace(namespace).Watch(ctx, opts)
 }
 
 func (s annotationSource) decode(obj any) (*Lease, bool) {
@@ -60,5 +62,5 @@ func (s annotationSource) decode(obj any) (*Lease, bool) {
 	if !ok {
 		return nil, false
 	}
-	return ProjectAnnotationLock(&m.ObjectMeta, s.kind)
+	return projectAnnotationLock(&m.ObjectMeta, s.kind)
 }

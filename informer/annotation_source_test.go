@@ -16,6 +16,7 @@ import (
 	metadatafake "k8s.io/client-go/metadata/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
 )
 
@@ -48,7 +49,7 @@ func newAnnotationFixture(t *testing.T, opts Options, objs map[annotationSource]
 		}
 	}
 	opts.Locks = []Kind{KindLease, KindConfigMap, KindEndpoints}
-	l, err := NewForClients(f.typed, f.meta, opts, slog.New(slog.NewTextHandler(f.log, nil)), f.reg)
+	l, err := NewForClients(Clients{List: f.typed, Watch: f.typed, MetaList: f.meta, MetaWatch: f.meta}, opts, slog.New(slog.NewTextHandler(f.log, nil)), f.reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestUnreadableRecordCountedAndLoggedOnce(t *testing.T) {
 		configMapSource: {lockMeta("a", "bad", "u1", "1", `{"holderIdentity":"x","leaseDurationSeconds":"15s"}`),
 			lockMeta("a", "good", "u2", "1", pythonRecord)},
 	})
-	badDuration := f.leases.health.metrics.parseErrors.WithLabelValues("ConfigMap", string(ReasonBadDuration))
+	badDuration := f.leases.health.metrics.parseErrors.WithLabelValues("ConfigMap", string(leaderrecord.ReasonBadDuration))
 	if got := testutil.ToFloat64(badDuration); got != 1 {
 		t.Fatalf("bad_duration counted %v after the list, want 1", got)
 	}
@@ -144,10 +145,10 @@ func TestUnreadableRecordCountedAndLoggedOnce(t *testing.T) {
 	if bad := recs["ConfigMap a/bad"]; bad == nil || bad.Holder != "x" || !bad.HasRenewTime || bad.HasDuration {
 		t.Fatalf("broken lock not exported with what could be read: %+v", bad)
 	}
-	if good := recs["ConfigMap a/good"]; good == nil || !good.HasDuration || good.RecordProblems() != nil {
+	if good := recs["ConfigMap a/good"]; good == nil || !good.HasDuration || good.recordProblems() != nil {
 		t.Fatalf("the other lock was affected: %+v", good)
 	}
-	if got := testutil.ToFloat64(f.leases.health.metrics.parseErrors.WithLabelValues("Endpoints", string(ReasonBadTime))); got != 0 {
+	if got := testutil.ToFloat64(f.leases.health.metrics.parseErrors.WithLabelValues("Endpoints", string(leaderrecord.ReasonBadTime))); got != 0 {
 		t.Fatalf("Endpoints bad_time %v, want 0", got)
 	}
 	// Repaired, then broken again: a second log line, for a new breakage.
@@ -174,7 +175,7 @@ func TestAnnotationSourceListFilters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c := clients{metaList: meta, metaWatch: meta}
+	c := Clients{MetaList: meta, MetaWatch: meta}
 	opts := metav1.ListOptions{}
 	Options{LeaseSelector: "app=x", ExcludeNamespaces: []string{"b"}}.tweakListOptions()(&opts)
 	obj, err := configMapSource.list(context.Background(), c, "a", opts, func(_, name string) bool { return name != "theirs" })
@@ -204,7 +205,7 @@ func TestAnnotationSourceListFilters(t *testing.T) {
 			t.Errorf("%s %s with %+v: filters not applied", a.GetVerb(), a.GetResource(), lo)
 		}
 	}
-	if _, err := configMapSource.list(context.Background(), clients{}, "a", opts, nil); err == nil {
+	if _, err := configMapSource.list(context.Background(), Clients{}, "a", opts, nil); err == nil {
 		t.Error("listing without a metadata client succeeded")
 	}
 }
@@ -226,7 +227,7 @@ func rawLeaseIn(ns, name string) *coordinationv1.Lease {
 // TestStreamingListStripsNonLocks: during a streaming list the reflector holds every initial
 // event until the end; an object that is no lock is held as its key only, and dropped then.
 func TestStreamingListStripsNonLocks(t *testing.T) {
-	s := newScopes(configMapSource, observeLock, clients{}, []string{""}, Options{}, time.Now,
+	s := newScopes(configMapSource, observeLock, Clients{}, []string{""}, Options{}, time.Now,
 		newMetrics(prometheus.NewRegistry()), newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), time.Now))[0]
 	plain := lockMeta("a", "plain", "u1", "7", "-")
 	plain.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}

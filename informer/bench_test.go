@@ -41,7 +41,7 @@ func nodeLease(i int, renew time.Time) *coordinationv1.Lease {
 func benchStore() *store[*Lease] {
 	m := newMetrics(prometheus.NewRegistry())
 	h := newHealth(slog.New(slog.DiscardHandler), m, time.Now)
-	return newScopes(leaseSource{}, observeLock, clients{}, []string{""}, Options{}, time.Now, m, h)[0].store
+	return newScopes(leaseSource{}, observeLock, Clients{}, []string{""}, Options{}, time.Now, m, h)[0].store
 }
 
 // BenchmarkStoreUpdate is the event path after decoding: one renewal of a cached node Lease
@@ -144,7 +144,7 @@ func syncedHeapPerLease(b *testing.B, client *fake.Clientset, n int) float64 {
 	before := liveHeap()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	l, err := NewForClient(client, Options{}, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
+	l, err := NewForClients(Clients{List: client, Watch: client}, Options{}, slog.New(slog.DiscardHandler), prometheus.NewRegistry())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -35,26 +35,26 @@ func (s candidateSource) object() runtime.Object {
 	return &coordinationv1beta1.LeaseCandidate{}
 }
 
-func (s candidateSource) list(ctx context.Context, c clients, namespace string, opts metav1.ListOptions, keep keepFunc) (runtime.Object, error) {
+func (s candidateSource) list(ctx context.Context, c Clients, namespace string, opts metav1.ListOptions, keep keepFunc) (runtime.Object, error) {
 	if s.version == "v1alpha2" {
-		list, err := c.list.CoordinationV1alpha2().LeaseCandidates(namespace).List(ctx, opts)
+		list, err := c.List.CoordinationV1alpha2().LeaseCandidates(namespace).List(ctx, opts)
 		if err == nil && keep != nil {
 			list.Items = keepItems(list.Items, func(l *coordinationv1alpha2.LeaseCandidate) bool { return keep(l.Namespace, l.Spec.LeaseName) })
 		}
 		return list, err
 	}
-	list, err := c.list.CoordinationV1beta1().LeaseCandidates(namespace).List(ctx, opts)
+	list, err := c.List.CoordinationV1beta1().LeaseCandidates(namespace).List(ctx, opts)
 	if err == nil && keep != nil {
 		list.Items = keepItems(list.Items, func(l *coordinationv1beta1.LeaseCandidate) bool { return keep(l.Namespace, l.Spec.LeaseName) })
 	}
 	return list, err
 }
 
-func (s candidateSource) watch(ctx context.Context, c clients, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
+func (s candidateSource) watch(ctx context.Context, c Clients, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
 	if s.version == "v1alpha2" {
-		return c.watch.CoordinationV1alpha2().LeaseCandidates(namespace).Watch(ctx, opts)
+		return c.Watch.CoordinationV1alpha2().LeaseCandidates(namespace).Watch(ctx, opts)
 	}
-	return c.watch.CoordinationV1beta1().LeaseCandidates(namespace).Watch(ctx, opts)
+	return c.Watch.CoordinationV1beta1().LeaseCandidates(namespace).Watch(ctx, opts)
 }
 
 func (candidateSource) decode(obj any) (*Candidate, bool) {
@@ -78,10 +78,10 @@ var errCandidatesUnavailable = errors.New("LeaseCandidates unavailable")
 // it. The error wraps errCandidatesUnavailable when the API is not served, is forbidden or
 // the credentials are rejected, and
 // is anything else (the API server unreachable) otherwise.
-func servedCandidateVersion(ctx context.Context, c clients, namespaces []string) (string, error) {
+func servedCandidateVersion(ctx context.Context, c Clients, namespaces []string) (string, error) {
 	version := ""
 	for _, v := range candidateVersions {
-		resources, err := c.list.Discovery().ServerResourcesForGroupVersion("coordination.k8s.io/" + v)
+		resources, err := c.List.Discovery().ServerResourcesForGroupVersion("coordination.k8s.io/" + v)
 		if apierrors.IsNotFound(err) {
 			continue
 		}

@@ -20,6 +20,8 @@ import (
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/lease-exporter/lease-exporter/informer/sharding"
 )
 
 var candidateTime = time.Date(2026, 11, 24, 5, 0, 0, 0, time.UTC)
@@ -46,7 +48,7 @@ func startCandidates(t *testing.T, client *fake.Clientset, opts Options) (*Cache
 	t.Helper()
 	opts.Now = func() time.Time { return candidateTime }
 	reg, logs := prometheus.NewRegistry(), &bytes.Buffer{}
-	l, err := NewForClient(client, opts, slog.New(slog.NewTextHandler(logs, nil)), reg)
+	l, err := NewForClients(Clients{List: client, Watch: client}, opts, slog.New(slog.NewTextHandler(logs, nil)), reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +78,7 @@ func TestDiscoverCandidatesPrefersV1beta1AndFallsBackToV1alpha2(t *testing.T) {
 	}{{[]string{"v1alpha2", "v1beta1"}, "v1beta1"}, {[]string{"v1alpha2"}, "v1alpha2"}, {[]string{"v1beta1"}, "v1beta1"}} {
 		client := fake.NewClientset()
 		serving(client, tc.served...)
-		got, err := servedCandidateVersion(context.Background(), clients{list: client, watch: client}, []string{""})
+		got, err := servedCandidateVersion(context.Background(), Clients{List: client, Watch: client}, []string{""})
 		if err != nil || got != tc.want {
 			t.Errorf("served %v: got %q, %v; want %q", tc.served, got, err, tc.want)
 		}
@@ -187,7 +189,7 @@ func TestCandidatesFollowNamespaceFilterAndTheirLeasesShard(t *testing.T) {
 	l, _, _ := startCandidates(t, client, Options{Namespaces: []string{"team"}, Shard: 1, TotalShards: 2})
 	var want []string
 	for _, name := range leases {
-		if ShardOf("team", name, 2) == 1 {
+		if sharding.Of("team", name, 2) == 1 {
 			want = append(want, "team/"+name+"-x→"+name, "team/"+name+"-y→"+name)
 		}
 	}

@@ -70,7 +70,7 @@ func anyExists(paths []string) bool {
 // cluster is a clear error at start instead of an exporter that never becomes ready.
 func (l *Cache) CheckReachable(ctx context.Context, timeout time.Duration) error {
 	err := retry(ctx, timeout, func(ctx context.Context) error {
-		_, err := l.clients.list.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+		_, err := l.clients.List.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
 		var status apierrors.APIStatus
 		if errors.As(err, &status) {
 			return nil // any HTTP answer proves the server is there; RBAC is judged later

@@ -214,7 +214,7 @@ func (h *health) current(now time.Time) bool {
 }
 
 // inInitialStream reports whether some streaming list is still sending its initial events;
-// batched watch reads pause meanwhile (see WatchConfig).
+// batched watch reads pause meanwhile (see watchConfig).
 func (h *health) inInitialStream() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -210,7 +210,7 @@ func TestScopeReportsFirstEventOfResumedWatch(t *testing.T) {
 	client := fake.NewClientset()
 	m := newMetrics(prometheus.NewRegistry())
 	h := newHealth(slog.New(slog.DiscardHandler), m, time.Now)
-	s := newScopes(leaseSource{}, observeLock, clients{list: client, watch: client}, []string{""}, Options{}, time.Now, m, h)[0]
+	s := newScopes(leaseSource{}, observeLock, Clients{List: client, Watch: client}, []string{""}, Options{}, time.Now, m, h)[0]
 	sh := s.health.(*scopeHealth)
 	if _, err := s.listFunc(context.Background(), metav1.ListOptions{}); err != nil {
 		t.Fatal(err)

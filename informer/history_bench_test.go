@@ -82,7 +82,7 @@ func heapPerLeaseWithHistory(n int, opts HistoryOptions, electionEvery int, full
 	now := time.Now()
 	clock := now
 	h := newHealth(slog.New(slog.DiscardHandler), m, time.Now)
-	s := newScopes(leaseSource{}, lockObservation(opts), clients{}, []string{""}, Options{}, func() time.Time { return clock }, m, h)[0].store
+	s := newScopes(leaseSource{}, lockObservation(opts), Clients{}, []string{""}, Options{}, func() time.Time { return clock }, m, h)[0].store
 	for i := range n {
 		if i%electionEvery == 0 {
 			_ = s.Add(electionLease(i, identity(i, 0), 0, now, now))
@@ -116,7 +116,7 @@ func BenchmarkStoreUpdateHistory(b *testing.B) {
 			const n = 1000
 			m := newMetrics(prometheus.NewRegistry())
 			h := newHealth(slog.New(slog.DiscardHandler), m, time.Now)
-			s := newScopes(leaseSource{}, lockObservation(tc.opts), clients{}, []string{""}, Options{}, time.Now, m, h)[0].store
+			s := newScopes(leaseSource{}, lockObservation(tc.opts), Clients{}, []string{""}, Options{}, time.Now, m, h)[0].store
 			start := time.Now()
 			leases := make([]*coordinationv1.Lease, n)
 			for i := range n {

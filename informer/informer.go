@@ -27,6 +27,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+
+	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
 )
 
 // View is what the collector may see of the cache: read-only records, whether the cache has
@@ -43,7 +45,7 @@ type View interface {
 // Cache watches lock objects (every kind of lock, and the LeaseCandidates of coordinated
 // elections) and implements CoordinatedView.
 type Cache struct {
-	clients clients
+	clients Clients
 	host    string
 	scopes  []runner         // every scope of every source
 	locks   []*store[*Lease] // the stores of the lock sources' scopes, which Range reads
@@ -84,51 +86,54 @@ type runner interface {
 }
 
 // New builds the informer from the API server's client configuration: lists use cfg as it
-// is, watches a copy whose reads are batched by opts.WatchBatch (see WatchConfig); the same
-// two configurations give the metadata-only clients of annotation locks. Nothing talks to
-// the API server until CheckReachable or Start.
+// is, watches a copy whose reads are batched by opts.WatchBatch (see watchConfig); the same
+// two configurations give the metadata-only clients of annotation locks. It hands them to
+// NewForClients, the one constructor. Nothing talks to the API server until CheckReachable
+// or Start.
 func New(cfg *rest.Config, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Cache, error) {
 	if err := opts.checkLocks(); err != nil {
-		return nil, err
+		return nil, err // before any client is built; NewForClients checks it for tests too
 	}
-	l := newCache(opts, logger, reg)
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	// The watch connections ask the cache's health whether a streaming list is still
+	// replaying (see batchingConn); they are dialled only once Start runs, after l is set.
+	var l *Cache
 	// One handler for every client, so each distinct warning is logged once in all.
-	cfg = withWarnings(cfg, &onceWarnings{logger: l.logger})
-	watchCfg := WatchConfig(cfg, opts.WatchBatch, l.health.inInitialStream)
-	var c clients
+	cfg = withWarnings(cfg, &onceWarnings{logger: logger})
+	watchCfg := watchConfig(cfg, opts.WatchBatch, func() bool { return l.health.inInitialStream() })
+	var c Clients
 	var err error
-	if c.list, err = kubernetes.NewForConfig(cfg); err != nil {
+	if c.List, err = kubernetes.NewForConfig(cfg); err != nil {
 		return nil, fmt.Errorf("build client: %w", err)
 	}
-	if c.watch, err = kubernetes.NewForConfig(watchCfg); err != nil {
+	if c.Watch, err = kubernetes.NewForConfig(watchCfg); err != nil {
 		return nil, fmt.Errorf("build watch client: %w", err)
 	}
-	if c.metaList, err = metadata.NewForConfig(cfg); err != nil {
+	if c.MetaList, err = metadata.NewForConfig(cfg); err != nil {
 		return nil, fmt.Errorf("build metadata client: %w", err)
 	}
-	if c.metaWatch, err = metadata.NewForConfig(watchCfg); err != nil {
+	if c.MetaWatch, err = metadata.NewForConfig(watchCfg); err != nil {
 		return nil, fmt.Errorf("build metadata watch client: %w", err)
 	}
+	if l, err = NewForClients(c, opts, logger, reg); err != nil {
+		return nil, err
+	}
 	l.host = cfg.Host
-	l.addSources(c, opts)
 	return l, nil
 }
 
-// NewForClient builds the informer over one client that lists and watches, each event read
-// as it arrives (opts.WatchBatch does not apply): for tests with a fake clientset. Without a
-// metadata client it watches Leases only; NewForClients takes one for annotation locks.
-func NewForClient(client kubernetes.Interface, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Cache, error) {
-	return NewForClients(client, nil, opts, logger, reg)
-}
-
-// NewForClients is NewForClient with a metadata client for the annotation locks in opts.Locks
-// (ConfigMaps, Endpoints): for tests with fake clients.
-func NewForClients(client kubernetes.Interface, meta metadata.Interface, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Cache, error) {
+// NewForClients builds the informer over clients that are already built: New's, or a test's
+// fake clientsets (one fake serves as List and Watch; annotation locks also need MetaList and
+// MetaWatch, without which their scopes fail). Every Cache is built here, so a test's goes
+// through the product's constructor.
+func NewForClients(c Clients, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Cache, error) {
 	if err := opts.checkLocks(); err != nil {
 		return nil, err
 	}
 	l := newCache(opts, logger, reg)
-	l.addSources(clients{list: client, watch: client, metaList: meta, metaWatch: meta}, opts)
+	l.addSources(c, opts)
 	return l, nil
 }
 
@@ -142,7 +147,7 @@ func newCache(opts Options, logger *slog.Logger, reg prometheus.Registerer) *Cac
 // addSources builds the scopes of every source: one per lock kind in opts.Locks, each
 // built as its row of lockKinds says. A kind with its own record type gets its own stores
 // the same way (DiscoverCandidates).
-func (l *Cache) addSources(c clients, opts Options) {
+func (l *Cache) addSources(c Clients, opts Options) {
 	l.clients = c
 	for _, k := range opts.locks() {
 		l.addLocks(k.source(), opts)
@@ -177,17 +182,17 @@ func (l *Cache) reportProblems(prev, rec *Lease) *Lease {
 	if rec == prev {
 		return rec // the same version: already reported
 	}
-	problems := rec.RecordProblems()
+	problems := rec.recordProblems()
 	if len(problems) == 0 {
 		return rec
 	}
 	for _, p := range problems {
 		l.health.metrics.parseErrors.WithLabelValues(rec.Kind().String(), string(p.Reason)).Inc()
 	}
-	if prev == nil || prev.UID != rec.UID || prev.RecordProblems() == nil {
+	if prev == nil || prev.UID != rec.UID || prev.recordProblems() == nil {
 		l.logger.Warn("lock's leader record only partly readable; exporting what could be read",
 			"kind", rec.Kind().String(), "namespace", rec.Namespace(), "name", rec.Name(),
-			"annotation", LeaderAnnotation, "problems", describeProblems(problems))
+			"annotation", leaderrecord.Annotation, "problems", describeProblems(problems))
 	}
 	return rec
 }

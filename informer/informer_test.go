@@ -21,7 +21,7 @@ func TestNewFromConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l.clients.list == nil || l.clients.watch == nil || l.clients.list == l.clients.watch || l.host != cfg.Host {
+	if l.clients.List == nil || l.clients.Watch == nil || l.clients.List == l.clients.Watch || l.host != cfg.Host {
 		t.Fatalf("clients %+v, host %q: want a list and a separate watch client for %s", l.clients, l.host, cfg.Host)
 	}
 	if _, err := New(cfg, Options{}, slog.New(slog.DiscardHandler), prometheus.NewRegistry()); err != nil {

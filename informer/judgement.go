@@ -36,7 +36,9 @@ func (l *Lease) Held(at int64) bool {
 
 // The holder clock skew a lock tolerates: SkewToleranceFraction of its lease duration, at
 // least MinSkewTolerance (watch latency on a loaded API server) and at most MaxSkewTolerance
-// (alerts/lease-exporter.rules.yml, LeaseHolderClockSkew, says why).
+// (alerts/lease-exporter.rules.yml, LeaseHolderClockSkew, says why). They and SkewTolerance
+// are exported for alerts/judgement_test.go, which holds the rule file's thresholds (PromQL
+// literals, as Prometheus loads the file) to them; the product judges through Judge.
 const (
 	SkewToleranceFraction = 0.25
 	MinSkewTolerance      = 2 * time.Second
@@ -62,8 +64,8 @@ type Judgement struct {
 
 // The problems a judgement names, as the status page shows them.
 const (
-	ProblemNotHeld = "not held"
-	ProblemSkewed  = "holder clock skew over what the lease tolerates"
+	problemNotHeld = "not held"
+	problemSkewed  = "holder clock skew over what the lease tolerates"
 )
 
 // Judge judges l at time at (Unix µs, from JudgedAt). It does not allocate.
@@ -83,10 +85,10 @@ func (j Judgement) Healthy() bool { return j.Held && !j.Skewed }
 func (j Judgement) Problems() []string {
 	problems := []string{}
 	if !j.Held {
-		problems = append(problems, ProblemNotHeld)
+		problems = append(problems, problemNotHeld)
 	}
 	if j.Skewed {
-		problems = append(problems, ProblemSkewed)
+		problems = append(problems, problemSkewed)
 	}
 	return problems
 }

@@ -51,10 +51,10 @@ func TestJudge(t *testing.T) {
 	}{
 		{"held, skew not measured", "a", at, noSkew, Judgement{Held: true}, []string{}},
 		{"held, skew at the tolerance", "a", at, 3750, Judgement{Held: true}, []string{}},
-		{"held, skew past the tolerance", "a", at, 3751, Judgement{Held: true, Skewed: true}, []string{ProblemSkewed}},
-		{"held, behind past the tolerance", "a", at, -3751, Judgement{Held: true, Skewed: true}, []string{ProblemSkewed}},
-		{"expired, skewed", "a", at + 16e6, 60000, Judgement{}, []string{ProblemNotHeld}},
-		{"released", "", at, 0, Judgement{}, []string{ProblemNotHeld}},
+		{"held, skew past the tolerance", "a", at, 3751, Judgement{Held: true, Skewed: true}, []string{problemSkewed}},
+		{"held, behind past the tolerance", "a", at, -3751, Judgement{Held: true, Skewed: true}, []string{problemSkewed}},
+		{"expired, skewed", "a", at + 16e6, 60000, Judgement{}, []string{problemNotHeld}},
+		{"released", "", at, 0, Judgement{}, []string{problemNotHeld}},
 	} {
 		l := Project(rawLease("u", "1", tc.holder, t0))
 		l.ObservedRenewTime, l.skewMillis = t0.UnixMicro(), tc.skew

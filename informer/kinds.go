@@ -91,7 +91,9 @@ type RBACRule struct {
 }
 
 // RBACRule returns what the exporter needs to be granted to watch the kind: list and watch,
-// what every scope's reflector does (never get: no single object is read).
+// what every scope's reflector does (never get: no single object is read). The exporter
+// itself never asks; it is exported for hack/lockkinds, which generates deploy/'s RBAC from
+// it (make generate), and for test/deploy, which checks the rendered rules against it.
 func (k Kind) RBACRule() RBACRule {
 	gvr := k.row().gvr
 	return RBACRule{APIGroup: gvr.Group, Resource: gvr.Resource, Verbs: []string{"list", "watch"}}

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
 )
 
 // Class says what a Lease is used for; dashboards and alerts treat the classes differently.
@@ -116,7 +118,7 @@ func (l *Lease) Kind() Kind { return Kind(l.bits & kindMask) }
 type rareFields struct {
 	strategy, preferredHolder, ownerKind, ownerName, resourceVersion string
 	// problems are the fields of an annotation lock's record that could not be read.
-	problems problemSet
+	problems leaderrecord.ProblemSet
 	history  *History
 }
 
@@ -144,8 +146,8 @@ func (l *Lease) storeKey() string { return l.key }
 // shardKey implements record: a lock is sharded by its own namespace and name.
 func (l *Lease) shardKey() (namespace, name string) { return l.Namespace(), l.Name() }
 
-// ResourceVersion is metadata.resourceVersion.
-func (l *Lease) ResourceVersion() string {
+// resourceVersion is metadata.resourceVersion.
+func (l *Lease) resourceVersion() string {
 	if l.rare != nil && l.rare.resourceVersion != "" {
 		return l.rare.resourceVersion
 	}
@@ -159,7 +161,7 @@ func (l *Lease) ResourceVersion() string {
 // formatting it: the store asks on every event.
 func (l *Lease) sameVersion(o *Lease) bool {
 	if l.rare != nil && l.rare.resourceVersion != "" || o.rare != nil && o.rare.resourceVersion != "" {
-		return l.ResourceVersion() != "" && l.ResourceVersion() == o.ResourceVersion()
+		return l.resourceVersion() != "" && l.resourceVersion() == o.resourceVersion()
 	}
 	return l.rv != 0 && l.rv == o.rv
 }
@@ -190,10 +192,14 @@ func (l *Lease) ClockSkew() (millis int32, ok bool) { return l.skewMillis, l.ske
 
 // Project copies what the exporter reads out of a full Lease; everything else
 // (managedFields, labels, annotations, owner references) is left for the garbage collector.
-// It is the informer's transform minus the observed state, exported for tests that build
-// views by hand. Memory per Lease is the budget that matters at 100k Leases, so the record is
-// packed: namespace and name slice one key string, a holder equal to the name (kubelets)
-// reuses it, the UID and resource version are numbers, and rare fields sit behind a pointer.
+// It is the Lease source's decoder (leaseSource.decode) minus the observed state. Memory per
+// Lease is the budget that matters at 100k Leases, so the record is packed: namespace and
+// name slice one key string, a holder equal to the name (kubelets) reuses it, the UID and
+// resource version are numbers, and rare fields sit behind a pointer.
+//
+// Outside the package only tests call it: the collector's and the shared one-Lease view
+// (internal/testenv/fake) need records no watch delivers (a renewTime in the future kept as
+// observed, no first sight), and a record's packed fields can only be built in here.
 func Project(in *coordinationv1.Lease) *Lease {
 	out, rare := projectMeta(&in.ObjectMeta)
 	out.Class = classify(in)
@@ -291,7 +297,7 @@ func deref[T ~string](p *T) T {
 // It reports the whole key "namespace/name" as the name and no namespace: MetaNamespaceKeyFunc
 // then returns the record's own key string instead of allocating a copy for the store.
 func (l *Lease) GetObjectMeta() metav1.Object {
-	return &metav1.ObjectMeta{Name: l.key, UID: types.UID(l.UID.String()), ResourceVersion: l.ResourceVersion()}
+	return &metav1.ObjectMeta{Name: l.key, UID: types.UID(l.UID.String()), ResourceVersion: l.resourceVersion()}
 }
 
 // GetObjectKind is part of runtime.Object; the record carries no type information.

@@ -22,8 +22,8 @@ func (leaseSource) resource() string { return KindLease.qualifiedResource() }
 
 func (leaseSource) object() runtime.Object { return &coordinationv1.Lease{} }
 
-func (leaseSource) list(ctx context.Context, c clients, namespace string, opts metav1.ListOptions, keep keepFunc) (runtime.Object, error) {
-	list, err := c.list.CoordinationV1().Leases(namespace).List(ctx, opts)
+func (leaseSource) list(ctx context.Context, c Clients, namespace string, opts metav1.ListOptions, keep keepFunc) (runtime.Object, error) {
+	list, err := c.List.CoordinationV1().Leases(namespace).List(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -33,8 +33,8 @@ func (leaseSource) list(ctx context.Context, c clients, namespace string, opts m
 	return list, nil
 }
 
-func (leaseSource) watch(ctx context.Context, c clients, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
-	return c.watch.CoordinationV1().Leases(namespace).Watch(ctx, opts)
+func (leaseSource) watch(ctx context.Context, c Clients, namespace string, opts metav1.ListOptions) (watch.Interface, error) {
+	return c.Watch.CoordinationV1().Leases(namespace).Watch(ctx, opts)
 }
 
 func (leaseSource) decode(obj any) (*Lease, bool) {

@@ -52,15 +52,15 @@ func TestUIDRoundTrip(t *testing.T) {
 
 func TestProjectPacksRareFields(t *testing.T) {
 	raw := rawLease("u1", "123", "l", t0) // holder equals the name, as for kubelets
-	if l := Project(raw); l.ResourceVersion() != "123" || l.Strategy() != "" || l.rare != nil || l.Holder != "l" {
-		t.Fatalf("common Lease: rv=%q rare=%v holder=%q", l.ResourceVersion(), l.rare, l.Holder)
+	if l := Project(raw); l.resourceVersion() != "123" || l.Strategy() != "" || l.rare != nil || l.Holder != "l" {
+		t.Fatalf("common Lease: rv=%q rare=%v holder=%q", l.resourceVersion(), l.rare, l.Holder)
 	}
 	raw.ResourceVersion = "opaque-rv"
 	s, p := coordinationv1.OldestEmulationVersion, "b"
 	raw.Spec.Strategy, raw.Spec.PreferredHolder = &s, &p
 	l := Project(raw)
-	if l.ResourceVersion() != "opaque-rv" || l.Strategy() != "OldestEmulationVersion" || l.PreferredHolder() != "b" {
-		t.Fatalf("rare fields lost: rv=%q strategy=%q preferred=%q", l.ResourceVersion(), l.Strategy(), l.PreferredHolder())
+	if l.resourceVersion() != "opaque-rv" || l.Strategy() != "OldestEmulationVersion" || l.PreferredHolder() != "b" {
+		t.Fatalf("rare fields lost: rv=%q strategy=%q preferred=%q", l.resourceVersion(), l.Strategy(), l.PreferredHolder())
 	}
 }
 

@@ -3,6 +3,8 @@ package informer
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
 )
 
 // metrics are the informer's self-metrics: how well the exporter sees the API server.
@@ -59,7 +61,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 
 // countParseErrors starts the parse error series of an annotation lock kind at zero.
 func (m *metrics) countParseErrors(k Kind) {
-	for _, r := range ParseReasons {
+	for _, r := range leaderrecord.Reasons {
 		m.parseErrors.WithLabelValues(k.String(), string(r))
 	}
 }

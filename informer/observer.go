@@ -7,8 +7,12 @@ import (
 )
 
 // Observer passes successive states of Leases through the same observation a store applies
-// to watch events (observe, then the history HistoryOptions keep), for tests and tools that
-// build views by hand. It is not safe for concurrent use.
+// to watch events (observe, then the history HistoryOptions keep). The product does not use
+// it: it is exported for the status page's tests, which build records as a store would have
+// cached them after a chosen sequence of listed and live events at chosen times (relists
+// included), which no fake clientset behind NewForClients can be made to deliver on cue,
+// while a record's observed state cannot be set from outside the package. It is not safe
+// for concurrent use.
 type Observer struct {
 	observe func(prev, l *Lease, now int64, live bool) *Lease
 	last    map[string]*Lease

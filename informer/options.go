@@ -2,13 +2,14 @@ package informer
 
 import (
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+
+	"github.com/lease-exporter/lease-exporter/informer/sharding"
 )
 
 // Options narrow what the informer watches. The zero Options watch every Lease in every
@@ -28,7 +29,7 @@ type Options struct {
 	// TotalShards 0 means 1.
 	Shard, TotalShards int
 	// WatchBatch is how long watch events may queue before they are read together
-	// (see WatchConfig); 0 reads each as it arrives.
+	// (see watchConfig); 0 reads each as it arrives.
 	WatchBatch time.Duration
 	// NoCandidates turns off watching LeaseCandidates (coordinated leader election), which
 	// DiscoverCandidates otherwise enables wherever the API server serves them.
@@ -91,17 +92,7 @@ func (o Options) shardFilter() func(namespace, name string) bool {
 	if o.totalShards() == 1 {
 		return nil
 	}
-	return func(namespace, name string) bool { return ShardOf(namespace, name, o.TotalShards) == o.Shard }
-}
-
-// ShardOf returns the shard a Lease belongs to: FNV-1a of "namespace/name" modulo total.
-// Names never change, so a Lease stays on one shard for its whole life.
-func ShardOf(namespace, name string, total int) int {
-	h := fnv.New64a()
-	h.Write([]byte(namespace))
-	h.Write([]byte{'/'})
-	h.Write([]byte(name))
-	return int(h.Sum64() % uint64(total))
+	return func(namespace, name string) bool { return sharding.Of(namespace, name, o.TotalShards) == o.Shard }
 }
 
 // Describe names the watched scope for log lines.

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lease-exporter/lease-exporter/informer/sharding"
 )
 
 func TestServerSideFilters(t *testing.T) {
@@ -37,7 +39,7 @@ func TestShardsPartitionLeases(t *testing.T) {
 			t.Errorf("shard %d got %d of 3000 leases: hash is badly skewed", s, n)
 		}
 	}
-	if ShardOf("kube-system", "kube-scheduler", 4) != ShardOf("kube-system", "kube-scheduler", 4) {
+	if sharding.Of("kube-system", "kube-scheduler", 4) != sharding.Of("kube-system", "kube-scheduler", 4) {
 		t.Fatal("shard is not stable")
 	}
 	if (Options{TotalShards: 1}).shardFilter() != nil || (Options{}).shardFilter() != nil {

@@ -22,7 +22,7 @@ import (
 type scope[R record[R]] struct {
 	*store[R]
 	src       source[R]
-	clients   clients
+	clients   Clients
 	namespace string
 	tweak     func(*metav1.ListOptions) // the server-side filters
 	health    reporter
@@ -38,7 +38,7 @@ var (
 // newScopes returns one scope of src per namespace: namespaced RBAC (a Role per namespace)
 // cannot list cluster-wide, and one field selector cannot name several namespaces.
 // observe is the record type's observation, observe itself for every lock kind.
-func newScopes[R record[R]](src source[R], observe func(prev, next R, now int64, live bool) R, c clients, namespaces []string,
+func newScopes[R record[R]](src source[R], observe func(prev, next R, now int64, live bool) R, c Clients, namespaces []string,
 	opts Options, now func() time.Time, m *metrics, h *health) []*scope[R] {
 	scopes := make([]*scope[R], 0, len(namespaces))
 	keep, tweak := opts.shardFilter(), opts.tweakListOptions()
@@ -53,7 +53,7 @@ func newScopes[R record[R]](src source[R], observe func(prev, next R, now int64,
 			ListerWatcher: cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
 				ListWithContextFunc:  s.listFunc,
 				WatchFuncWithContext: s.watchFunc,
-			}, c.list),
+			}, c.List),
 			ObjectType:        src.object(),
 			ObjectDescription: src.resource(),
 			Process:           func(any, bool) error { return nil }, // never called: see store.Pop

@@ -26,12 +26,12 @@ type source[R record[R]] interface {
 	// object returns an empty object of the type list items and watch events carry; the
 	// reflector checks events against it.
 	object() runtime.Object
-	// list lists the objects in namespace ("" for all) through c.list. Items whose shard key
+	// list lists the objects in namespace ("" for all) through c.List. Items whose shard key
 	// keep rejects (keep is nil when unsharded) and objects that are not of interest (a
 	// ConfigMap without a leader annotation) are dropped before the reflector copies them.
-	list(ctx context.Context, c clients, namespace string, opts metav1.ListOptions, keep keepFunc) (runtime.Object, error)
-	// watch watches namespace through c.watch.
-	watch(ctx context.Context, c clients, namespace string, opts metav1.ListOptions) (watch.Interface, error)
+	list(ctx context.Context, c Clients, namespace string, opts metav1.ListOptions, keep keepFunc) (runtime.Object, error)
+	// watch watches namespace through c.Watch.
+	watch(ctx context.Context, c Clients, namespace string, opts metav1.ListOptions) (watch.Interface, error)
 	// decode projects an API object of the kind into its record, without the observed state;
 	// false for any other value and for objects that are not of interest.
 	decode(obj any) (R, bool)
@@ -46,20 +46,21 @@ type record[R any] interface {
 	metav1.ObjectMetaAccessor
 	// storeKey is the record's key in its store, "namespace/name".
 	storeKey() string
-	// shardKey is what sharding hashes (see ShardOf): a lock's own namespace and name.
+	// shardKey is what sharding hashes (see sharding.Of): a lock's own namespace and name.
 	shardKey() (namespace, name string)
 }
 
 // keepFunc decides from a shard key whether this replica exports an object; nil keeps all.
 type keepFunc func(namespace, name string) bool
 
-// clients are the API clients every scope uses: lists through list (typed) or metaList
-// (metadata-only), watches through watch or metaWatch, whose reads are batched (see
-// WatchConfig). All four are real or all fakes: the reflector asks list whether streaming
-// lists are possible.
-type clients struct {
-	list, watch         kubernetes.Interface
-	metaList, metaWatch metadata.Interface
+// Clients are the API clients every scope uses: lists through List (typed) or MetaList
+// (metadata-only), watches through Watch or MetaWatch, whose reads New batches (see
+// watchConfig). All are real or all fakes: the reflector asks List whether streaming lists
+// are possible. A nil metadata client leaves the annotation locks unreadable (their scopes
+// fail with a clear error); a test with one fake clientset passes it as List and Watch.
+type Clients struct {
+	List, Watch         kubernetes.Interface
+	MetaList, MetaWatch metadata.Interface
 }
 
 // keepItems drops, in place, the items of a typed list that keep rejects.

@@ -22,7 +22,7 @@ func newTestScope() *scope[*Lease] {
 	clock := func() time.Time { now = now.Add(time.Second); return now }
 	m := newMetrics(prometheus.NewRegistry())
 	h := newHealth(slog.New(slog.DiscardHandler), m, clock)
-	return newScopes(leaseSource{}, observeLock, clients{}, []string{""}, Options{}, clock, m, h)[0]
+	return newScopes(leaseSource{}, observeLock, Clients{}, []string{""}, Options{}, clock, m, h)[0]
 }
 
 func cached(t *testing.T, s *store[*Lease], key string) *Lease {

@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// WatchConfig returns a copy of cfg for the exporter's watches, whose reads are batched: events
+// watchConfig returns a copy of cfg for the exporter's watches, whose reads are batched: events
 // that arrive within batch of each other are read from the socket together.
 //
 // Why: at steady churn events arrive one at a time, about a millisecond apart, and the process
@@ -29,7 +29,7 @@ import (
 // streaming list sends its initial events, which arrive as fast as the API server can send.
 //
 // batch 0 returns cfg unchanged: every event is read as it arrives, over HTTP/2.
-func WatchConfig(cfg *rest.Config, batch time.Duration, pause func() bool) *rest.Config {
+func watchConfig(cfg *rest.Config, batch time.Duration, pause func() bool) *rest.Config {
 	if batch <= 0 {
 		return cfg
 	}

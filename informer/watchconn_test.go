@@ -92,12 +92,12 @@ func TestBatchingConnDelaysOnlyAfterDrainingTheSocket(t *testing.T) {
 
 func TestWatchConfig(t *testing.T) {
 	base := &rest.Config{Host: "https://example:6443", UserAgent: "lease-exporter/test"}
-	if got := WatchConfig(base, 0, nil); got != base {
+	if got := watchConfig(base, 0, nil); got != base {
 		t.Fatal("batch 0 must leave the config as it is (HTTP/2, no batching)")
 	}
-	w := WatchConfig(base, 100*time.Millisecond, nil)
+	w := watchConfig(base, 100*time.Millisecond, nil)
 	if w == base || base.Dial != nil || len(base.TLSClientConfig.NextProtos) != 0 {
-		t.Fatal("WatchConfig modified the config the lists use")
+		t.Fatal("watchConfig modified the config the lists use")
 	}
 	if len(w.TLSClientConfig.NextProtos) != 1 || w.TLSClientConfig.NextProtos[0] != "http/1.1" || w.Dial == nil {
 		t.Fatalf("watch config: NextProtos %v, Dial set %v; want http/1.1 and a batching dialer", w.TLSClientConfig.NextProtos, w.Dial != nil)
@@ -122,7 +122,7 @@ func TestWatchConnectionKeepalive(t *testing.T) {
 			time.Sleep(time.Second)
 		}
 	}()
-	cfg := WatchConfig(&rest.Config{Host: "https://" + ln.Addr().String()}, time.Second, nil)
+	cfg := watchConfig(&rest.Config{Host: "https://" + ln.Addr().String()}, time.Second, nil)
 	c, err := cfg.Dial(context.Background(), "tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)

@@ -153,7 +153,7 @@ func (e *environment) writeRules(dir string) (string, error) {
 	out := filepath.Join(dir, "lease-exporter.rules.yml")
 	c, err := alerts.ParseArgs([]string{
 		"--in", filepath.Join(e.root, "alerts", "lease-exporter.rules.yml"),
-		"--out", out, "--format", alerts.FormatRules,
+		"--out", out, "--format", "rules",
 		"--for", "LeaseNoLeader=" + noLeaderFor.String(),
 		"--for", "LeaseExporterWatchStale=" + watchStaleFor.String(),
 		"--for", "LeaseHolderClockSkew=" + clockSkewFor.String(),

@@ -13,7 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
+	"github.com/lease-exporter/lease-exporter/informer/sharding"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
@@ -224,7 +225,7 @@ func malformedRecords(t *testing.T, exp *exporterproc.Exporter) {
 	base := parseErrors(t, exp)
 	want := map[string]float64{}
 	for _, tc := range cases {
-		meta := metav1.ObjectMeta{Namespace: ns, Name: tc.name, Annotations: map[string]string{informer.LeaderAnnotation: tc.record}}
+		meta := metav1.ObjectMeta{Namespace: ns, Name: tc.name, Annotations: map[string]string{leaderrecord.Annotation: tc.record}}
 		var err error
 		if tc.kind == "ConfigMap" {
 			_, err = env.Client.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: meta,
@@ -273,7 +274,7 @@ func malformedRecords(t *testing.T, exp *exporterproc.Exporter) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cm.Annotations[informer.LeaderAnnotation] = fmt.Sprintf(`{"holderIdentity":"b","leaseDurationSeconds":"fifteen","renewTime":"%s"}`,
+		cm.Annotations[leaderrecord.Annotation] = fmt.Sprintf(`{"holderIdentity":"b","leaseDurationSeconds":"fifteen","renewTime":"%s"}`,
 			time.Now().Add(time.Duration(i)*time.Millisecond).UTC().Format(time.RFC3339Nano))
 		if _, err := env.Client.CoreV1().ConfigMaps(ns).Update(context.Background(), cm, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
@@ -303,7 +304,7 @@ func TestAnnotationLockFilters(t *testing.T) {
 		t.Helper()
 		now := time.Now().UTC().Format(time.RFC3339Nano)
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels, Annotations: map[string]string{
-			informer.LeaderAnnotation: `{"holderIdentity":"h","leaseDurationSeconds":15,"renewTime":"` + now + `"}`}}}
+			leaderrecord.Annotation: `{"holderIdentity":"h","leaseDurationSeconds":15,"renewTime":"` + now + `"}`}}}
 		if _, err := env.Client.CoreV1().ConfigMaps(ns).Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -342,8 +343,8 @@ func TestAnnotationLockFilters(t *testing.T) {
 	for shard := range 2 {
 		exp := env.StartReady(t, env.Bin, "--locks=configmaps", "--namespaces="+sharded, "--total-shards=2", fmt.Sprintf("--shard=%d", shard))
 		for _, name := range exported(exp, sharded) {
-			if informer.ShardOf(sharded, name, 2) != shard {
-				t.Errorf("shard %d exported %s of shard %d", shard, name, informer.ShardOf(sharded, name, 2))
+			if sharding.Of(sharded, name, 2) != shard {
+				t.Errorf("shard %d exported %s of shard %d", shard, name, sharding.Of(sharded, name, 2))
 			}
 			union = append(union, name)
 		}

@@ -19,13 +19,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
 )
 
-var capture = flag.Bool("capture", false, "write the annotation values the electors write to informer/testdata/leaderrecord")
+var capture = flag.Bool("capture", false, "write the annotation values the electors write to informer/leaderrecord/testdata/leaderrecord")
 
 // env is shared by the tests, which run in parallel, each in its own namespace.
 var env *testEnv
@@ -87,7 +87,7 @@ type record struct {
 	others  map[string]string
 	holder  string
 	renew   time.Time // zero when absent
-	parsed  informer.LeaderRecord
+	parsed  leaderrecord.Record
 }
 
 // lockWatch records every state of one lock object that polling finds.
@@ -156,11 +156,11 @@ func (w *lockWatch) add(obj metav1.Object) {
 		annotations = o.Annotations
 	}
 	if annotationLock {
-		var problems []informer.RecordProblem
-		r.raw, r.present = annotations[informer.LeaderAnnotation]
+		var problems []leaderrecord.Problem
+		r.raw, r.present = annotations[leaderrecord.Annotation]
 		r.others = maps.Clone(annotations)
-		delete(r.others, informer.LeaderAnnotation)
-		r.parsed, problems = informer.ParseLeaderRecord(r.raw)
+		delete(r.others, leaderrecord.Annotation)
+		r.parsed, problems = leaderrecord.Parse(r.raw)
 		if len(problems) > 0 {
 			w.t.Errorf("annotation %q: problems %v", r.raw, problems)
 		}
@@ -248,7 +248,7 @@ func writeCapture(t *testing.T, file, source string, rs []record) {
 		}
 	}
 	body := "# " + source + "\n# Captured by internal/testenv/election tests with -capture; one annotation value a line.\n" + strings.Join(lines, "\n") + "\n"
-	path := filepath.Join("..", "..", "..", "informer", "testdata", "leaderrecord", file)
+	path := filepath.Join("..", "..", "..", "informer", "leaderrecord", "testdata", "leaderrecord", file)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
 )
@@ -234,7 +234,7 @@ func TestPythonConfigMapLockOnExistingConfigMap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, _ := informer.ParseLeaderRecord(got.Annotations[informer.LeaderAnnotation]); r.Holder != "py-1" || len(w.all()) != stopped {
-		t.Errorf("after SIGTERM the record changed: %s\n%s", got.Annotations[informer.LeaderAnnotation], w.dump())
+	if r, _ := leaderrecord.Parse(got.Annotations[leaderrecord.Annotation]); r.Holder != "py-1" || len(w.all()) != stopped {
+		t.Errorf("after SIGTERM the record changed: %s\n%s", got.Annotations[leaderrecord.Annotation], w.dump())
 	}
 }

@@ -1,4 +1,4 @@
-package informer
+package leaderrecord
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 
 // holder decodes a holder identity: a string, or null for none. encoding/json silently turns
 // invalid UTF-8 and lone surrogates into U+FFFD; they make a bad holder (which keeps the
-// U+FFFD), as does a holder longer than MaxHolderBytes (cut on a rune boundary).
+// U+FFFD), as does a holder longer than maxHolderBytes (cut on a rune boundary).
 func holder(v json.RawMessage) (string, bool) {
 	switch v[0] {
 	case 'n':
@@ -25,9 +25,9 @@ func holder(v json.RawMessage) (string, bool) {
 	if strings.ContainsRune(s, utf8.RuneError) {
 		ok = utf8.Valid(v) && !loneSurrogate(v)
 	}
-	if len(s) > MaxHolderBytes {
+	if len(s) > maxHolderBytes {
 		// encoding/json made s valid UTF-8, so the cut can only split the last rune.
-		s, ok = s[:MaxHolderBytes], false
+		s, ok = s[:maxHolderBytes], false
 		for !utf8.ValidString(s) {
 			s = s[:len(s)-1]
 		}

@@ -1,4 +1,4 @@
-package informer
+package leaderrecord
 
 import (
 	"encoding/json"
@@ -27,11 +27,11 @@ func FuzzParseLeaderRecord(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		r, ps := ParseLeaderRecord(s)
+		r, ps := Parse(s)
 		checkRecordBounds(t, r)
 		malformed := false
 		for i, p := range ps {
-			if !slices.Contains(ParseReasons, p.Reason) {
+			if !slices.Contains(Reasons, p.Reason) {
 				t.Fatalf("unknown reason %q", p.Reason)
 			}
 			if p.Reason == ReasonMalformedJSON {
@@ -58,9 +58,9 @@ func FuzzParseLeaderRecord(f *testing.F) {
 	})
 }
 
-func checkRecordBounds(t *testing.T, r LeaderRecord) {
+func checkRecordBounds(t *testing.T, r Record) {
 	t.Helper()
-	if !utf8.ValidString(r.Holder) || len(r.Holder) > MaxHolderBytes {
+	if !utf8.ValidString(r.Holder) || len(r.Holder) > maxHolderBytes {
 		t.Fatalf("holder %q out of bounds", r.Holder)
 	}
 	if r.HasDuration != (r.DurationSeconds > 0) || r.Transitions < 0 || !r.HasTransitions && r.Transitions != 0 {
@@ -85,7 +85,7 @@ func FuzzLeaderRecordRoundTrip(f *testing.F) {
 	f.Add("é\xff", int64(-5), int64(253402300799999999), int64(1), int64(math.MaxInt32+1))
 	f.Fuzz(func(t *testing.T, holder string, dur, acquire, renew, transitions int64) {
 		acquireT, renewT := time.UnixMicro(acquire).UTC(), time.UnixMicro(renew).UTC()
-		goodHolder := utf8.ValidString(holder) && len(holder) <= MaxHolderBytes
+		goodHolder := utf8.ValidString(holder) && len(holder) <= maxHolderBytes
 		goodDur := dur >= 1 && dur <= math.MaxInt32
 		inRange := func(us int64) bool { return us >= 0 && us < maxRecordTime }
 
@@ -94,7 +94,7 @@ func FuzzLeaderRecordRoundTrip(f *testing.F) {
 		if err != nil {
 			t.Skip("metav1.Time cannot marshal years beyond 9999")
 		}
-		r, ps := ParseLeaderRecord(string(cg))
+		r, ps := Parse(string(cg))
 		checkRecordBounds(t, r)
 		sec := func(us int64) int64 { return time.UnixMicro(us).Unix() * 1e6 }
 		if goodHolder && r.Holder != holder || goodDur && r.DurationSeconds != int32(dur) ||
@@ -106,7 +106,7 @@ func FuzzLeaderRecordRoundTrip(f *testing.F) {
 
 		py, _ := json.Marshal(map[string]string{"holderIdentity": holder, "leaseDurationSeconds": pyStr(dur),
 			"acquireTime": pyDatetime(acquireT), "renewTime": pyDatetime(renewT)})
-		r, ps = ParseLeaderRecord(string(py))
+		r, ps = Parse(string(py))
 		checkRecordBounds(t, r)
 		if goodHolder && r.Holder != holder || goodDur && r.DurationSeconds != int32(dur) ||
 			inRange(acquire) && r.AcquireTime != acquire || inRange(renew) && r.RenewTime != renew || r.HasTransitions {

@@ -1,4 +1,4 @@
-package informer
+package leaderrecord
 
 import (
 	"fmt"
@@ -34,13 +34,13 @@ func BenchmarkParseLeaderRecord(b *testing.B) {
 			for i := range records {
 				records[i] = elector.record(i, t0.Add(time.Duration(i)*2*time.Millisecond+time.Duration(i)*time.Microsecond))
 			}
-			if r, ps := ParseLeaderRecord(records[1]); len(ps) > 0 || !r.HasRenewTime || r.Holder == "" {
+			if r, ps := Parse(records[1]); len(ps) > 0 || !r.HasRenewTime || r.Holder == "" {
 				b.Fatalf("%s: %+v %v", records[1], r, ps)
 			}
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				ParseLeaderRecord(records[i%locks])
+				Parse(records[i%locks])
 				i++
 			}
 			nsPerOp := float64(b.Elapsed().Nanoseconds()) / float64(i)
