@@ -18,7 +18,7 @@ build: ## Build bin/lease-exporter exactly as the Dockerfile does.
 deps: ## Install test dependencies (Debian packages, control-plane binaries).
 	hack/deps.sh
 
-test: lint ## Run every test: unit, real control plane (Kubernetes 1.36, 1.35, 1.34), demo, Prometheus/Alertmanager, rules, dashboards, deploy, fuzz, vulnerabilities.
+test: lint ## Run every test: unit, real control plane (Kubernetes 1.36, 1.35, 1.34), demo, Prometheus/Alertmanager, rules, dashboards, deploy, the image and a real node, fuzz, vulnerabilities.
 	@# Cold, most of this run is building Kubernetes (docs/compatibility.md, "What it costs").
 	@# 1.36, which every suite needs, builds first, with the other dependencies; the matrix's
 	@# older minors then build in the background at the lowest CPU priority, in what the
