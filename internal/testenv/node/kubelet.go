@@ -43,14 +43,11 @@ maxPods: 110
 }
 
 func startKubelet(ctx context.Context, cp *controlplane.ControlPlane) (*controlplane.Process, error) {
-	port, err := freePort()
+	ports, err := freePorts(2)
 	if err != nil {
 		return nil, err
 	}
-	healthz, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+	port, healthz := ports[0], ports[1]
 	// The kubelet's real identity: the Node authorizer and NodeRestriction apply as on a
 	// kubeadm node.
 	kubeconfig, err := cp.KubeconfigForUser("system:node:"+NodeName, "system:nodes")

@@ -37,14 +37,11 @@ iptables:
 }
 
 func startKubeProxy(ctx context.Context, cp *controlplane.ControlPlane) (*controlplane.Process, error) {
-	healthz, err := freePort()
+	ports, err := freePorts(2)
 	if err != nil {
 		return nil, err
 	}
-	metrics, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+	healthz, metrics := ports[0], ports[1]
 	// system:kube-proxy is what the bootstrap system:node-proxier binding names.
 	kubeconfig, err := cp.KubeconfigForUser("system:kube-proxy")
 	if err != nil {
