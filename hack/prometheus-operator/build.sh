@@ -8,7 +8,8 @@
 #
 # Prometheus is built rather than Debian's because Debian's has no Kubernetes service
 # discovery (removed in its packaging), and discovery is what the operator's configuration
-# uses. It is built with only that discovery mechanism (prometheus/overlay/plugins.go).
+# uses. It is upstream's cmd/prometheus, unchanged (every discovery mechanism; a Go overlay
+# cannot trim them, since it may not replace files in the module cache).
 #
 # As for the Kubernetes builds (hack/kube-binaries), the command is built by package path from
 # a separate pinned module: the operator's own go.mod replaces two of its packages with
@@ -73,14 +74,10 @@ ldflags+=" -X github.com/prometheus/common/version.Branch=HEAD -X github.com/pro
 # hack/kube-binaries/build.sh).
 go build -mod=readonly -trimpath -gcflags=all=-dwarf=false -ldflags "$ldflags" \
 	-o "$tmp/bin/prometheus-operator" "$mod/cmd/operator"
-# The plugins file is swapped by path, so the overlay names the module's copy exactly.
-prom_src="$(cd prometheus && go mod download "$prom" && go list -mod=readonly -m -f '{{.Dir}}' "$prom")"
-printf '{"Replace":{"%s":"%s"}}' "$prom_src/plugins/plugins.go" "$here/prometheus/overlay/plugins.go" >"$tmp/overlay.json"
 pldflags="-s -w -X github.com/prometheus/common/version.Version=$prom_version"
 pldflags+=" -X github.com/prometheus/common/version.Branch=HEAD -X github.com/prometheus/common/version.Revision=$prom_mod_version"
 (cd prometheus && go build -mod=readonly -trimpath -gcflags=all=-dwarf=false -ldflags "$pldflags" \
-	-overlay "$tmp/overlay.json" -o "$tmp/bin/prometheus" "$prom/cmd/prometheus")
-rm "$tmp/overlay.json"
+	-o "$tmp/bin/prometheus" "$prom/cmd/prometheus")
 cp "$src"/example/prometheus-operator-crd/*.yaml "$tmp/crds/"
 chmod 644 "$tmp"/crds/*.yaml
 echo "$version" >"$tmp/VERSION"
