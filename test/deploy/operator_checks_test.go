@@ -67,9 +67,14 @@ func checkScrapeJob(t *testing.T, sc map[string]any) {
 }
 
 // checkRewriteKeepsJob: the host run changes the job only by pointing its service discovery
-// at the test's kubeconfig; everything that decides what is scraped and how is as generated.
+// at the test's kubeconfig; everything that decides what is scraped and how is as the Pod's
+// Prometheus would read it (the generated job with the config-reloader's $(SHARD) filled in).
 func checkRewriteKeepsJob(t *testing.T, stack *promoperator.Stack, job string) {
-	gen := promoperator.ScrapeConfig(yamlMap(t, stack.GeneratedConfig()), job)
+	pod, err := stack.PodConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen := promoperator.ScrapeConfig(yamlMap(t, pod), job)
 	run := promoperator.ScrapeConfig(yamlMap(t, stack.RunConfig()), job)
 	if gen == nil || run == nil {
 		t.Fatalf("job %s: in the generated configuration %v, in the rewritten one %v", job, gen != nil, run != nil)

@@ -3,7 +3,6 @@ package deploy_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/promoperator"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/promstack"
 )
@@ -89,9 +89,9 @@ func TestPrometheusOperatorReconcilesChart(t *testing.T) {
 	})
 	t.Run("service discovery reads the API server", func(t *testing.T) {
 		// Discovery runs with the ServiceAccount token and kube-prometheus-stack's ClusterRole;
-		// it has seen the chart's Service once its watch works.
-		expr := `sum(prometheus_sd_kubernetes_events_total{role="service",event="add"}) > 0`
-		waitQuery(ctx, t, stack, expr, time.Minute)
+		// its Service informer has seen the chart's Service once its list and watch work. (Read
+		// from Prometheus's own /metrics: nothing scrapes Prometheus here.)
+		waitSDServiceAdds(t, stack, time.Minute)
 	})
 	t.Run("alerts go to the Alertmanager", func(t *testing.T) {
 		ams, err := stack.Alertmanagers(ctx)
@@ -155,14 +155,19 @@ func copyWithoutRelease(ctx context.Context, t *testing.T, dyn dynamic.Interface
 	}
 }
 
-func waitQuery(ctx context.Context, t *testing.T, stack *promoperator.Stack, expr string, timeout time.Duration) {
+func waitSDServiceAdds(t *testing.T, stack *promoperator.Stack, timeout time.Duration) {
 	t.Helper()
-	var last json.RawMessage
 	var err error
-	for end := time.Now().Add(timeout); time.Now().Before(end) && ctx.Err() == nil; time.Sleep(time.Second) {
-		if last, err = stack.Query(expr); err == nil && string(last) != "[]" {
+	var adds []exporterproc.Sample
+	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(time.Second) {
+		var sc *exporterproc.Scrape
+		if sc, err = exporterproc.ScrapeURL(stack.PrometheusURL() + "/metrics"); err != nil {
+			continue
+		}
+		adds = sc.Series("prometheus_sd_kubernetes_events_total", map[string]string{"role": "service", "event": "add"})
+		if len(adds) == 1 && adds[0].Value > 0 {
 			return
 		}
 	}
-	t.Errorf("%s: empty within %s (last: %s, %v)", expr, timeout, last, err)
+	t.Errorf("Prometheus's Kubernetes discovery saw no Service within %s: %v (%v)", timeout, adds, err)
 }

@@ -186,6 +186,12 @@ func (s *Stack) GeneratedConfig() []byte {
 	return s.last.config
 }
 
+// PodConfig is the generated configuration as the operator's Pod would read it: with the
+// config-reloader's substitutions (expandPodEnv) and nothing else changed.
+func (s *Stack) PodConfig() ([]byte, error) {
+	return expandPodEnv(s.GeneratedConfig(), s.host.PodEnv)
+}
+
 // RunConfig is that configuration as rewritten for the host (Rewrite).
 func (s *Stack) RunConfig() []byte {
 	s.mu.Lock()
