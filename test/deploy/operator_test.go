@@ -94,9 +94,12 @@ func TestPrometheusOperatorReconcilesChart(t *testing.T) {
 		waitSDServiceAdds(t, stack, time.Minute)
 	})
 	t.Run("alerts go to the Alertmanager", func(t *testing.T) {
-		ams, err := stack.Alertmanagers(ctx)
-		if err != nil {
-			t.Fatal(err)
+		// Prometheus's notifier picks up a reloaded target within its discovery interval (5s).
+		var ams []string
+		for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && len(ams) == 0; time.Sleep(500 * time.Millisecond) {
+			if ams, err = stack.Alertmanagers(ctx); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if len(ams) != 1 || !strings.HasPrefix(ams[0], am.URL+"/") {
 			t.Errorf("Prometheus alerts to %v, want only %s", ams, am.URL)
