@@ -12,7 +12,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="$(mktemp)"
 # (rm first: under set -e a failing command in the trap ends it, and kill fails with no jobs.)
 trap 'rm -f "$out"; kill $(jobs -p) 2>/dev/null || true' EXIT
-"$root/hack/tools/build.sh" >&2 &
+# The Prometheus Operator and its default Prometheus (internal/testenv/promoperator) build after
+# helm, in the same background job, so that no more than two compiles run at once.
+{ "$root/hack/tools/build.sh" >&2 && "$root/hack/prometheus-operator/build.sh" >/dev/null; } &
 helm=$!
 # --- kube-binaries (issue 14): etcd, kube-apiserver, kube-scheduler, kube-controller-manager
 # and kubectl 1.36, built from the Go module proxy into a cache outside the work tree (minutes

@@ -19,7 +19,7 @@ import (
 
 // Build compiles ./cmd/lease-exporter with hack/build.sh (the release build) into dir.
 func Build(ctx context.Context, dir string) (string, error) {
-	root, err := moduleRoot()
+	root, err := ModuleRoot()
 	if err != nil {
 		return "", err
 	}
@@ -36,7 +36,7 @@ func Build(ctx context.Context, dir string) (string, error) {
 // is static (CGO_ENABLED=0), which -race cannot be, so this is the one build that bypasses
 // hack/build.sh.
 func BuildRace(ctx context.Context, dir string) (string, error) {
-	root, err := moduleRoot()
+	root, err := ModuleRoot()
 	if err != nil {
 		return "", err
 	}
@@ -50,7 +50,8 @@ func BuildRace(ctx context.Context, dir string) (string, error) {
 	return out, nil
 }
 
-func moduleRoot() (string, error) {
+// ModuleRoot is the lease-exporter checkout the caller (a test) runs in, for its scripts.
+func ModuleRoot() (string, error) {
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
 		return "", fmt.Errorf("go env GOMOD: %w", err)

@@ -47,34 +47,57 @@ func (p *Process) Stop() {
 	}
 }
 
-func start(ctx context.Context, name, bin, dir string, port int, args []string) (*Process, error) {
-	path, err := exec.LookPath(bin)
+// Command is a program Start runs: Prometheus, Alertmanager, or (internal/testenv/promoperator)
+// the Prometheus Operator.
+type Command struct {
+	Name string // names the log file and errors
+	Bin  string // a path, or a name looked up in PATH
+	// Hint says how to get Bin when it is missing; default: install Debian's package of that name.
+	Hint string
+	Dir  string // working directory, where the log goes
+	Port int    // the loopback port it serves HTTP on
+	// ReadyPath answers 200 once it is ready; default /-/ready (Prometheus, Alertmanager).
+	ReadyPath string
+	Args      []string
+	Env       []string // added to this process's environment
+}
+
+// Start runs c in its own process group, killed with the caller, and waits until it is ready.
+func Start(ctx context.Context, c Command) (*Process, error) {
+	path, err := exec.LookPath(c.Bin)
 	if err != nil {
-		return nil, fmt.Errorf("%s not found: install Debian's %s package (hack/deps.sh does)", bin, bin)
+		if c.Hint == "" {
+			c.Hint = fmt.Sprintf("install Debian's %s package (hack/deps.sh does)", c.Bin)
+		}
+		return nil, fmt.Errorf("%s not found: %s", c.Bin, c.Hint)
 	}
-	logPath := filepath.Join(dir, name+".log")
+	if c.ReadyPath == "" {
+		c.ReadyPath = "/-/ready"
+	}
+	logPath := filepath.Join(c.Dir, c.Name+".log")
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
 	defer logf.Close()
-	cmd := exec.Command(path, args...)
-	cmd.Dir = dir
+	cmd := exec.Command(path, c.Args...)
+	cmd.Dir = c.Dir
+	cmd.Env = append(os.Environ(), c.Env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
+		return nil, fmt.Errorf("start %s: %w", c.Name, err)
 	}
-	p := &Process{Name: name, URL: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, log: logPath, done: make(chan struct{})}
+	p := &Process{Name: c.Name, URL: fmt.Sprintf("http://127.0.0.1:%d", c.Port), cmd: cmd, log: logPath, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(p.done) }()
-	if err := waitReady(ctx, p, 60*time.Second); err != nil {
+	if err := waitReady(ctx, p, c.ReadyPath, 60*time.Second); err != nil {
 		p.Stop()
-		return nil, fmt.Errorf("%w\n%s log:\n%s", err, name, p.Logs())
+		return nil, fmt.Errorf("%w\n%s log:\n%s", err, c.Name, p.Logs())
 	}
 	return p, nil
 }
 
-func waitReady(ctx context.Context, p *Process, timeout time.Duration) error {
+func waitReady(ctx context.Context, p *Process, path string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		select {
@@ -84,7 +107,7 @@ func waitReady(ctx context.Context, p *Process, timeout time.Duration) error {
 			return ctx.Err()
 		default:
 		}
-		if resp, err := http.Get(p.URL + "/-/ready"); err == nil {
+		if resp, err := http.Get(p.URL + path); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return nil
@@ -128,12 +151,12 @@ receivers: [%s]
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}
-	return start(ctx, "alertmanager", "prometheus-alertmanager", dir, port, []string{
+	return Start(ctx, Command{Name: "alertmanager", Bin: "prometheus-alertmanager", Dir: dir, Port: port, Args: []string{
 		"--config.file=" + cfgPath,
 		"--storage.path=" + filepath.Join(dir, "am-data"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port),
 		fmt.Sprintf("--cluster.listen-address=127.0.0.1:%d", cluster),
-	})
+	}})
 }
 
 // PrometheusOptions configure StartPrometheus.
@@ -157,10 +180,6 @@ type PrometheusOptions struct {
 
 // StartPrometheus runs Prometheus in dir scraping the targets with the rules loaded.
 func StartPrometheus(ctx context.Context, dir string, o PrometheusOptions) (*Process, error) {
-	port, err := exporterproc.FreePort()
-	if err != nil {
-		return nil, err
-	}
 	targets, _ := json.Marshal(o.Targets)
 	rules, _ := json.Marshal(o.RuleFiles)
 	global := fmt.Sprintf("scrape_interval: %s, evaluation_interval: %s", o.ScrapeInterval, o.EvaluationPeriod)
@@ -192,12 +211,25 @@ scrape_configs:
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		return nil, err
 	}
-	return start(ctx, "prometheus", "prometheus", dir, port, append([]string{
+	return StartPrometheusConfig(ctx, "", dir, cfgPath, o.Args...)
+}
+
+// StartPrometheusConfig runs the Prometheus binary bin (empty: Debian's, on PATH) in dir from
+// the configuration file cfgPath, with reloads (POST /-/reload) enabled and extra flags args.
+func StartPrometheusConfig(ctx context.Context, bin, dir, cfgPath string, args ...string) (*Process, error) {
+	port, err := exporterproc.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	if bin == "" {
+		bin = "prometheus"
+	}
+	return Start(ctx, Command{Name: "prometheus", Bin: bin, Dir: dir, Port: port, Args: append([]string{
 		"--config.file=" + cfgPath,
 		"--storage.tsdb.path=" + filepath.Join(dir, "prom-data"),
 		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port),
 		"--web.enable-lifecycle",
-	}, o.Args...))
+	}, args...)})
 }
 
 // Query runs an instant PromQL query and returns the raw JSON "data.result".

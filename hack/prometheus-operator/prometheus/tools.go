@@ -1,0 +1,9 @@
+//go:build tools
+
+// Package tools pins Prometheus's command so that `go mod tidy` keeps every module it needs in
+// go.sum; ../build.sh builds it by package path.
+package tools
+
+import (
+	_ "github.com/prometheus/prometheus/cmd/prometheus"
+)
