@@ -15,8 +15,9 @@
 # optional: since v0.40 Thanos depends on a Prometheus whose labels.Labels is a string by
 # default, while its pkg/store/labelpb converts labels.Labels to []ZLabel by reinterpreting the
 # memory (ZLabelsFromPromLabels), which is only right for the slice layout. Without the tag the
-# sidecar's first Info reply has garbage label sizes and panics in extgrpc's codec
-# ("makeslice: len out of range"), which is what a build without tags did here.
+# sidecar's first Info reply has garbage label sizes and panics in extgrpc's codec ("makeslice:
+# len out of range" or "index out of range [64]" in gRPC's buffer pool), as builds without tags
+# did here.
 #
 # Usage: PATH="$(hack/thanos/build.sh | tail -1):$PATH"
 # Environment:
