@@ -22,6 +22,11 @@ helm=$!
 "$root/hack/kube-binaries/build.sh" >"$out" &
 kube=$!
 # --- end kube-binaries
+# >>> thanos (issue 28): Thanos v0.42.0 (query and sidecar) for test/thanos, built from the Go
+# module proxy into the same cache (minutes cold, a no-op warm; hack/thanos/build.sh).
+"$root/hack/thanos/build.sh" >/dev/null &
+thanos=$!
+# <<< thanos
 
 # Debian packages: real Prometheus, promtool and Alertmanager for rule tests and end-to-end
 # alerting. (etcd is not Debian's: hack/kube-binaries builds the one Kubernetes ships with.)
@@ -76,5 +81,6 @@ fi
 # <<< image
 
 wait "$helm"
+wait "$thanos"
 wait "$kube"
 tail -1 "$out"

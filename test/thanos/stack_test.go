@@ -1,5 +1,3 @@
-//go:build thanos
-
 package thanos_test
 
 import (
