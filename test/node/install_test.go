@@ -45,6 +45,7 @@ func TestInstallOnARealNode(t *testing.T) {
 	for _, tree := range []string{"deploy/kustomize/base", "deploy/kustomize/overlays/annotation-locks", "deploy/kustomize/overlays/sharded"} {
 		t.Run("Kustomize/"+filepath.Base(tree), func(t *testing.T) { testKustomize(t, c, img, tree) })
 	}
+	t.Run("KubePrometheusStack", func(t *testing.T) { testKubePrometheusStack(t, c, img) })
 
 	if t.Failed() {
 		dumpLogs(t, n)
