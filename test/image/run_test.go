@@ -72,12 +72,14 @@ func runProbe(t *testing.T) string {
 }
 
 // inImage runs cmd in a fresh buildah container of the image, as the image's configured user,
-// and returns its output.
+// without a network, and returns its output.
 func inImage(t *testing.T, runArgs []string, cmd ...string) string {
 	t.Helper()
 	ctr := strings.TrimSpace(buildah(t, "from", "--pull=never", built.Ref))
 	t.Cleanup(func() { _ = exec.Command("buildah", "rm", ctr).Run() })
-	return buildah(t, append(append(append([]string{"run"}, runArgs...), ctr, "--"), cmd...)...)
+	// --network none: buildah's default network is podman's CNI bridge with NAT to the
+	// outside, which would leave a bridge, iptables chains and IPAM state on the host.
+	return buildah(t, append(append(append([]string{"run", "--network", "none"}, runArgs...), ctr, "--"), cmd...)...)
 }
 
 // buildah runs buildah and returns its stdout; a failure fails the test with its stderr.
