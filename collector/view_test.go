@@ -112,3 +112,13 @@ func (v staticView) Range(fn func(*informer.Lease)) {
 	}
 }
 func (v staticView) FreshAsOf(time.Time) time.Time { return v.asOf }
+
+// Has scans, where informer.Cache looks up its stores.
+func (v staticView) Has(kind informer.Kind, namespace, name string) bool {
+	for _, l := range v.leases {
+		if l.Kind() == kind && l.Namespace() == namespace && l.Name() == name {
+			return true
+		}
+	}
+	return false
+}

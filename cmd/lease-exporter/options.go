@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/statuspage"
 )
@@ -46,6 +47,8 @@ type options struct {
 	leaseCandidates bool
 	// historyClasses names the classes that keep an election history (informer.HistoryOptions).
 	historyClasses string
+	// expect lists the locks that must exist (collector.NewExpected).
+	expect expectList
 }
 
 func (o *options) AddFlags(fs *flag.FlagSet) {
@@ -61,6 +64,7 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 	fs.Var(&o.locks, "locks", locksUsage())
 	fs.StringVar(&o.namespaces, "namespaces", "", "Comma-separated namespaces to watch. Default: all namespaces.")
 	fs.StringVar(&o.namespacesExcl, "namespaces-exclude", "", "Comma-separated namespaces not to watch.")
+	fs.Var(&o.expect, "expect", expectUsage)
 	fs.StringVar(&o.watch.LeaseSelector, "lease-selector", "", "Label selector: only Leases matching it are exported (e.g. 'app!=test').")
 	fs.BoolVar(&o.extendedMetrics, "metrics.extended", false, "Also export the series the lean default leaves out because PromQL derives them (renew and expiry times, renew age, spec.leaseTransitions), and the leader-election series for node-heartbeat Leases.")
 	fs.BoolVar(&o.leaseCandidates, "lease-candidates", o.leaseCandidates, "Watch LeaseCandidates (coordinated leader election) if the API server serves them and the exporter may list them; false never asks.")
@@ -105,6 +109,9 @@ func (o *options) Validate() error {
 		return err
 	}
 	if err := o.validateWatch(); err != nil {
+		return err
+	}
+	if _, err := o.expectedLocks(); err != nil {
 		return err
 	}
 	switch o.logLevel {
@@ -170,6 +177,12 @@ func (o *options) informerOptions() informer.Options {
 	w.NoCandidates = !o.leaseCandidates
 	w.History.Classes, _ = parseClasses(o.historyClasses)
 	return w
+}
+
+// expectedLocks returns this replica's expected locks, once checked against what it watches.
+func (o *options) expectedLocks() ([]collector.ExpectedLock, error) {
+	locks, err := o.expect.locks(o.locks.Kinds(), splitList(o.namespaces), splitList(o.namespacesExcl))
+	return ofShard(locks, o.watch.Shard, o.watch.TotalShards), err
 }
 
 // parseOptions parses args; an invalid flag is a usageError (exit code 2), reported after

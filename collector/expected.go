@@ -1,0 +1,57 @@
+package collector
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lease-exporter/lease-exporter/informer"
+)
+
+// ExpectedLock is a lock the user declared must exist (--expect): its series is what
+// LeaseMissing reads, because a lock that is gone has no other series left to alert on.
+type ExpectedLock struct {
+	Kind            informer.Kind
+	Namespace, Name string
+}
+
+func (e ExpectedLock) String() string { return e.Namespace + "/" + e.Name + "/" + e.Kind.Resource() }
+
+var descExpected = prometheus.NewDesc("lease_expected_present",
+	"Whether a lock declared with --expect exists (1) or not (0), as of the last update of the exporter's view.",
+	[]string{"kind", "lease", "namespace"}, nil)
+
+// ExpectedView is what the expected locks are looked up in: the informer's Cache, the same
+// view the per-lease series read, so a lock counts as present exactly when it has those series.
+type ExpectedView interface {
+	HasSynced() bool
+	Has(kind informer.Kind, namespace, name string) bool
+}
+
+// ExpectedCollector exports one series per expected lock.
+type ExpectedCollector struct {
+	view  ExpectedView
+	locks []ExpectedLock
+}
+
+var _ prometheus.Collector = (*ExpectedCollector)(nil)
+
+// NewExpected returns the collector of the expected locks, which the caller has validated
+// (known kinds, watched namespaces, this replica's shard, no duplicates).
+func NewExpected(view ExpectedView, locks []ExpectedLock) *ExpectedCollector {
+	return &ExpectedCollector{view: view, locks: locks}
+}
+
+// Describe sends the collector's one descriptor.
+func (c *ExpectedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descExpected }
+
+// Collect emits the expected locks' presence, only once the cache has synced: before the
+// initial list every lock would read as missing. While the watch is down the view, and so
+// this series, stays as it was last seen; the alert ignores a replica whose watch is down.
+func (c *ExpectedCollector) Collect(ch chan<- prometheus.Metric) {
+	if len(c.locks) == 0 || !c.view.HasSynced() {
+		return
+	}
+	for _, e := range c.locks {
+		present := c.view.Has(e.Kind, e.Namespace, e.Name)
+		ch <- prometheus.MustNewConstMetric(descExpected, prometheus.GaugeValue, boolFloat(present), e.Kind.String(), e.Name, e.Namespace)
+	}
+}

@@ -1,0 +1,22 @@
+package informer
+
+// Has reports whether a lock of the kind is cached as namespace/name. --expect asks it for
+// each expected lock at every scrape: a map lookup per store (one per watched kind and
+// namespace scope), where a pass over the view would visit every lock.
+func (l *Cache) Has(kind Kind, namespace, name string) bool {
+	key := namespace + "/" + name // a Lease's storeKey
+	for _, s := range l.locks {
+		if r, ok := s.get(key); ok && r.Kind() == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// get returns the record cached under key.
+func (s *store[R]) get(key string) (R, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	r, ok := s.records[key]
+	return r, ok
+}
