@@ -29,6 +29,7 @@
     // (skew tolerance, candidate staleness) default to the exporter's own, informer/judgement.go.
     alerts: {
       LeaseNoLeader: { 'for': '2m' },
+      LeaseMissing: { 'for': '5m' },
       LeaseRenewalLagging: { 'for': '1m', durationFraction: 0.5 },
       LeaseFrequentTransitions: { 'for': '', window: '10m', minChanges: 6 },
       LeaseHolderClockSkew: { 'for': '5m', durationFraction: 0.25, minSeconds: 2, maxSeconds: 30 },

@@ -107,4 +107,4 @@ function(c, lib)
             + lib.words(a.LeaseFrequentTransitions.window) + '; latest holder: '
             + lib.holder('none seen in the last hour')
             + '. Candidates keep losing the Lease (crash loops, renewals timing out, clock or network trouble).'),
-] + (import 'skew.libsonnet')(c, lib) + (import 'coordinated.libsonnet')(c, lib)
+] + (import 'missing.libsonnet')(c, lib) + (import 'skew.libsonnet')(c, lib) + (import 'coordinated.libsonnet')(c, lib)

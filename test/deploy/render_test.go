@@ -25,6 +25,7 @@ var variants = []variant{
 	{overlay: "namespaced", helmArgs: []string{"--set-json", `watch.namespaces=["kube-system","kube-node-lease"]`}},
 	{overlay: "sharded", helmArgs: []string{"--set", "sharding.totalShards=2"}},
 	{overlay: "annotation-locks", helmArgs: []string{"--set", "locks.configMaps=true,locks.endpoints=true"}},
+	{overlay: "control-plane-locks", helmArgs: []string{"-f", "deploy/helm/lease-exporter/examples/control-plane-locks.yaml"}},
 	{overlay: "prometheus-operator", helmArgs: []string{"--set", "serviceMonitor.enabled=true,prometheusRule.enabled=true,dashboards.enabled=true"}},
 }
 
