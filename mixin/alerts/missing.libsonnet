@@ -7,7 +7,7 @@
 // their lock within seconds of starting, and a deleted lock is recreated at the next retry
 // period, so five minutes without one is a controller that is not running or not electing.
 function(c, lib)
-  local p = lib.p, f = c.alerts.LeaseMissing['for'];
+  local p = lib.p;
   [
     lib.alert('LeaseMissing', 'critical', |||
       (
@@ -23,8 +23,8 @@ function(c, lib)
         lease_exporter:alert_exempt{alert=~"|LeaseMissing"}
     ||| % p,
               'Expected lock {{ $labels.namespace }}/{{ $labels.lease }} ({{ $labels.kind }}) does not exist.',
-              'The {{ $labels.kind }} lock {{ $labels.namespace }}/{{ $labels.lease }}, declared with --expect, does not exist'
-              + (if std.member(['', '0'], f) then '' else ' and has not for ' + lib.words(f))
+              // The grace period in words would go stale when the generator's --for changes it.
+              'The {{ $labels.kind }} lock {{ $labels.namespace }}/{{ $labels.lease }}, declared with --expect, has not existed for longer than the alert\'s grace period'
               + '; last holder: ' + lib.holder('none seen in the last hour')
               + '. Whatever elects through it is not running, has not elected yet, or uses another lock.'),
   ]

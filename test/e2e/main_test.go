@@ -44,6 +44,8 @@ const (
 	watchStaleFor = 10 * time.Second
 	// preferredHolderFor replaces LeasePreferredHolderNotLeading's 5m.
 	preferredHolderFor = 20 * time.Second
+	// missingFor replaces LeaseMissing's 5m.
+	missingFor = 20 * time.Second
 	staleThreshold     = 60 * time.Second // "> 60" in LeaseExporterWatchStale, as shipped
 	scrapeInterval     = time.Second
 	exporterJobName    = "lease-exporter" // promstack's job name; matches the rules' selector
@@ -107,8 +109,9 @@ func setup(dir string) (_ *environment, err error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	// Every lock kind, so the ConfigMap lock of TestAnnotationLockNoLeader is watched too.
-	if e.exporter, err = e.StartSharedExporter(ctx, "--locks=leases,configmaps,endpoints"); err != nil {
+	// Every lock kind, so the ConfigMap lock of TestAnnotationLockNoLeader is watched too;
+	// TestAlertsLeaseMissing's Lease declared.
+	if e.exporter, err = e.StartSharedExporter(ctx, "--locks=leases,configmaps,endpoints", "--expect="+missingNS+"/"+missingLease); err != nil {
 		return nil, err
 	}
 
@@ -158,6 +161,7 @@ func (e *environment) writeRules(dir string) (string, error) {
 		"--for", "LeaseExporterWatchStale=" + watchStaleFor.String(),
 		"--for", "LeaseHolderClockSkew=" + clockSkewFor.String(),
 		"--for", "LeasePreferredHolderNotLeading=" + preferredHolderFor.String(),
+		"--for", "LeaseMissing=" + missingFor.String(),
 	}, os.Stderr)
 	if err != nil {
 		return "", err
