@@ -45,10 +45,10 @@ const (
 	// preferredHolderFor replaces LeasePreferredHolderNotLeading's 5m.
 	preferredHolderFor = 20 * time.Second
 	// missingFor replaces LeaseMissing's 5m.
-	missingFor = 20 * time.Second
-	staleThreshold     = 60 * time.Second // "> 60" in LeaseExporterWatchStale, as shipped
-	scrapeInterval     = time.Second
-	exporterJobName    = "lease-exporter" // promstack's job name; matches the rules' selector
+	missingFor      = 20 * time.Second
+	staleThreshold  = 60 * time.Second // "> 60" in LeaseExporterWatchStale, as shipped
+	scrapeInterval  = time.Second
+	exporterJobName = "lease-exporter" // promstack's job name; matches the rules' selector
 )
 
 type environment struct {
