@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"maps"
 	"testing"
 	"time"
 
@@ -49,13 +48,7 @@ func TestAlertsLeaseMissing(t *testing.T) {
 	deleteLease(t, missingNS, missingLease)
 	deleted := time.Now()
 	waitProm(t, time.Minute, present, eq(0))
-	a, at := env.receiver.wait(t, mark, match{"firing", want}, 2*time.Minute)
-	if !maps.Equal(a.Labels, want) {
-		t.Errorf("labels = %v, want exactly %v", a.Labels, want)
-	}
-	if d := at.Sub(deleted); d < missingFor {
-		t.Errorf("paged %s after the deletion, sooner than the %s grace period", d.Round(time.Second), missingFor)
-	}
+	a := env.receiver.waitPage(t, mark, want, deleted, missingFor, 2*time.Minute)
 	checkAnnotations(t, a, "LeaseMissing",
 		fmt.Sprintf("Expected lock %s/%s (Lease) does not exist.", missingNS, missingLease),
 		fmt.Sprintf("The Lease lock %s/%s, declared with --expect, has not existed for longer than the alert's grace period", missingNS, missingLease),

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -119,6 +120,22 @@ func (r *receiver) wait(t *testing.T, since int, m match, timeout time.Duration)
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
+}
+
+// waitPage waits for a firing alert with exactly the labels want, received at or after since,
+// and fails t if it came sooner than grace after from: the rule's `for` must have held it.
+// Exactly: no instance or pod (replicas are aggregated away) and no holder (a churning label
+// would restart the `for` clock).
+func (r *receiver) waitPage(t *testing.T, since int, want map[string]string, from time.Time, grace, timeout time.Duration) webhookAlert {
+	t.Helper()
+	a, at := r.wait(t, since, match{"firing", want}, timeout)
+	if !maps.Equal(a.Labels, want) {
+		t.Errorf("labels = %v, want exactly %v", a.Labels, want)
+	}
+	if d := at.Sub(from); d < grace {
+		t.Errorf("%s paged %s after its condition began, sooner than its %s grace period", want["alertname"], d.Round(time.Second), grace)
+	}
+	return a
 }
 
 // dump renders every notification received, for failure output.
