@@ -121,7 +121,7 @@ func TestRecreationIsNotAHolderChange(t *testing.T) {
 		"relist": func(e *elector) {
 			e.j.closeWatch()
 			e.uid = "u2"
-			_ = e.j.at(20 * time.Second).store.Replace([]any{e.write("b", 13*time.Second, 13*time.Second)}, "")
+			_ = e.j.at(20*time.Second).store.Replace([]any{e.write("b", 13*time.Second, 13*time.Second)}, "")
 		},
 	}
 	for name, live := range map[string]bool{"DELETED then ADDED": true, "missed DELETED": false, "relist": false} {
@@ -147,7 +147,7 @@ func TestDeletionNoticedLate(t *testing.T) {
 	e := startElection(t, testDeletions, 10*time.Second)
 	d := watchDeletions(e)
 	e.j.closeWatch()
-	_ = e.j.at(20 * time.Second).store.Replace(nil, "")
+	_ = e.j.at(20*time.Second).store.Replace(nil, "")
 	if ts := only(t, d); ts.Live || !ts.Held || ts.DeletedAt != sec(20*time.Second) || ts.History.Tenures[0].Ended != Deleted {
 		t.Fatalf("relisted deletion's tombstone %+v, want not live, held (its lease ran to 25 s), ended deleted", ts)
 	}

@@ -57,7 +57,7 @@ type Cache struct {
 	health     *health
 	// deleted counts the locks that went and keeps their tombstones (DeletionView).
 	deleted *deletions
-	wg         sync.WaitGroup
+	wg      sync.WaitGroup
 }
 
 var (
