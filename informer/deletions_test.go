@@ -2,6 +2,7 @@ package informer
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -218,4 +219,39 @@ func TestDeletionCounterBoundsNamespaces(t *testing.T) {
 	if got := deletionsCounted(d, "ns-0", ClassLeaderElection); got != 2 {
 		t.Fatalf("ns-0 counted %v, want 2", got)
 	}
+}
+
+// TestTombstonesHeap reports the live heap of MaxTombstones tombstones of leader-election
+// locks with the default history full of distinct holders (the worst case), and holds it to
+// what docs/status-page.md says: under 1.5 MB in all.
+func TestTombstonesHeap(t *testing.T) {
+	opts := DefaultHistory
+	before := liveHeap()
+	now := time.Now()
+	clock := now
+	m := newMetrics(prometheus.NewRegistry())
+	d := newDeletions(opts, func() time.Time { return clock }, m)
+	s := newStore(leaseSource{}.decode, lockObservation(opts), nil, func() time.Time { return clock }, m)
+	s.superseded = d.superseded
+	for i := range MaxTombstones {
+		_ = s.Add(electionLease(i, identity(i, 0), 0, now, now))
+	}
+	s.liveFrom.Store(now.UnixMicro())
+	for step := 1; step <= opts.Tenures+opts.Renewals+1; step++ {
+		clock = now.Add(time.Duration(step) * 2 * time.Second)
+		for i := range MaxTombstones {
+			_ = s.Update(electionLease(i, identity(i, min(step, opts.Tenures)), step, clock, clock))
+		}
+	}
+	_ = s.Replace(nil, "") // all deleted while the watch was down
+	if n := len(tombstones(d)); n != MaxTombstones {
+		t.Fatalf("%d tombstones, want %d", n, MaxTombstones)
+	}
+	total := liveHeap() - before
+	t.Logf("%d tombstones with full default histories: %d B live heap, %d B each", MaxTombstones, total, total/MaxTombstones)
+	if total > 1536<<10 {
+		t.Errorf("tombstones take %d B (%d B each), over the documented 1.5 MB", total, total/MaxTombstones)
+	}
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(d)
 }
