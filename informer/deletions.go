@@ -17,7 +17,7 @@ import (
 
 // MaxTombstones bounds the tombstones kept, however many locks go within the retention: a
 // namespace of thousands of locks deleted at once keeps its newest MaxTombstones. Each holds
-// its last record and history, a few hundred bytes.
+// its last record and history: about 1.2 KB at worst (TestTombstonesHeap).
 const MaxTombstones = 1000
 
 // MaxDeletedRetention bounds HistoryOptions.Deleted: tombstones are for reading after an
@@ -81,8 +81,13 @@ type deletions struct {
 }
 
 func newDeletions(opts HistoryOptions, now func() time.Time, m *metrics) *deletions {
-	return &deletions{opts: opts, now: now, counter: &deletionCounter{vec: m.lockDeletions}}
+	counter := &deletionCounter{vec: m.lockDeletions, namespaces: map[string]struct{}{}, series: map[namespacedClass]prometheus.Counter{}}
+	return &deletions{opts: opts, now: now, counter: counter}
 }
+
+// firstSight is told of every lock incarnation's first observation: its namespace and
+// class's series starts at 0.
+func (d *deletions) firstSight(l *Lease) { d.counter.touch(l) }
 
 // superseded is the lock stores' report (store.superseded): prev's incarnation went if
 // nothing replaces it or its successor has another UID (a recreation, not a holder change).
@@ -141,32 +146,50 @@ func (d *deletions) RangeDeleted(fn func(*Tombstone)) {
 
 // maxDeletionNamespaces bounds the namespace label of lease_exporter_lock_deletions_total:
 // a cluster that creates and deletes a namespace per CI run would otherwise add series for
-// as long as the exporter runs. Deletions in further namespaces count as otherNamespace.
+// as long as the exporter runs. Locks in further namespaces count as otherNamespace.
 const maxDeletionNamespaces = 500
 
 // otherNamespace is no valid namespace name (it has an underscore), so it names no real one.
 const otherNamespace = "_other"
 
 // deletionCounter is lease_exporter_lock_deletions_total with its namespace label bounded.
+// Each series starts at 0 when the first lock of its namespace and class is seen (touch), so
+// that rate() and increase() count the first deletion too, which a series born at 1 would
+// hide.
 type deletionCounter struct {
 	vec *prometheus.CounterVec
 
 	mu         sync.Mutex
 	namespaces map[string]struct{}
+	series     map[namespacedClass]prometheus.Counter
 }
 
-func (c *deletionCounter) inc(namespace string, class Class) {
+type namespacedClass struct {
+	namespace string
+	class     Class
+}
+
+// touch starts the series of l's namespace and class at 0.
+func (c *deletionCounter) touch(l *Lease) { c.of(l.Namespace(), l.Class) }
+
+func (c *deletionCounter) inc(namespace string, class Class) { c.of(namespace, class).Inc() }
+
+// of returns the series of namespace and class, creating it at 0 on first use.
+func (c *deletionCounter) of(namespace string, class Class) prometheus.Counter {
 	c.mu.Lock()
-	if _, ok := c.namespaces[namespace]; !ok {
+	defer c.mu.Unlock()
+	if _, known := c.namespaces[namespace]; !known {
 		if len(c.namespaces) < maxDeletionNamespaces {
-			if c.namespaces == nil {
-				c.namespaces = map[string]struct{}{}
-			}
 			c.namespaces[namespace] = struct{}{}
 		} else {
 			namespace = otherNamespace
 		}
 	}
-	c.mu.Unlock()
-	c.vec.WithLabelValues(namespace, class.String()).Inc()
+	k := namespacedClass{namespace, class}
+	s, ok := c.series[k]
+	if !ok {
+		s = c.vec.WithLabelValues(namespace, class.String())
+		c.series[k] = s
+	}
+	return s
 }

@@ -199,22 +199,27 @@ func TestTombstonesBoundedAndExpire(t *testing.T) {
 	}
 }
 
-// The counter's namespace label takes at most maxDeletionNamespaces values; deletions in
-// further namespaces count under otherNamespace.
+// A namespace and class's series starts at 0 when its first lock is seen, so that rate()
+// counts the first deletion. The namespace label takes at most maxDeletionNamespaces values;
+// deletions in further namespaces count under otherNamespace.
 func TestDeletionCounterBoundsNamespaces(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	d := newDeletions(testDeletions, time.Now, newMetrics(reg))
+	d.firstSight(Project(rawLease("u", "1", "a", t0)))
+	if n := testutil.CollectAndCount(d.counter.vec); n != 1 || deletionsCounted(d, "ns", ClassLeaderElection) != 0 {
+		t.Fatalf("after the first sight of a lock: %d series, want ns's at 0", n)
+	}
 	for i := range maxDeletionNamespaces + 3 {
 		r := rawLease("u", "1", "a", t0)
 		r.Namespace = fmt.Sprint("ns-", i)
 		d.gone(Project(r), t0.UnixMicro(), true)
 		d.gone(Project(r), t0.UnixMicro(), true)
 	}
-	if n := testutil.CollectAndCount(d.counter.vec); n != maxDeletionNamespaces+1 {
+	if n := testutil.CollectAndCount(d.counter.vec); n != maxDeletionNamespaces+1 { // ns and 499 of ns-*
 		t.Fatalf("%d series, want %d namespaces and %s", n, maxDeletionNamespaces, otherNamespace)
 	}
-	if got := deletionsCounted(d, otherNamespace, ClassLeaderElection); got != 6 {
-		t.Fatalf("%s counted %v, want 6", otherNamespace, got)
+	if got := deletionsCounted(d, otherNamespace, ClassLeaderElection); got != 8 { // ns-499 to ns-502, twice
+		t.Fatalf("%s counted %v, want 8", otherNamespace, got)
 	}
 	if got := deletionsCounted(d, "ns-0", ClassLeaderElection); got != 2 {
 		t.Fatalf("ns-0 counted %v, want 2", got)

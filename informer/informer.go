@@ -171,7 +171,11 @@ func (l *Cache) addLocks(src source[*Lease], opts Options) {
 	}
 	observe := lockObservation(opts.History)
 	observeLock := func(prev, next *Lease, now int64, live bool) *Lease {
-		return l.reportProblems(prev, observe(prev, next, now, live))
+		rec := observe(prev, next, now, live)
+		if prev == nil || prev.UID != rec.UID {
+			l.deleted.firstSight(rec)
+		}
+		return l.reportProblems(prev, rec)
 	}
 	for _, s := range newScopes(src, observeLock, l.clients, namespaces, opts, opts.now(), l.health.metrics, l.health) {
 		s.superseded = l.deleted.superseded
