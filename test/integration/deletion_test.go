@@ -14,16 +14,14 @@ import (
 )
 
 // deletedLock is the documented JSON of a deleted lock (docs/status-page.md, "Deleted
-// locks"), spelled out here so that renaming a field fails this test.
+// locks"), spelled out here so that renaming a field fails this test. encoding/json matches
+// the one-word names case-insensitively (name, uid, holder, held); the others are tagged.
 type deletedLock struct {
-	Namespace   string     `json:"namespace"`
-	Name        string     `json:"name"`
-	UID         string     `json:"uid"`
-	Holder      string     `json:"holder"`
-	Held        bool       `json:"held"`
-	DeletedAt   time.Time  `json:"deleted_at"`
-	SeenLive    bool       `json:"seen_live"`
-	RecreatedAt *time.Time `json:"recreated_at"`
+	Name, UID, Holder string
+	Held              bool
+	SeenLive          bool       `json:"seen_live"`
+	DeletedAt         time.Time  `json:"deleted_at"`
+	RecreatedAt       *time.Time `json:"recreated_at"`
 }
 
 // deletedDetail is what the detail adds for a deleted or recreated lock.
