@@ -37,11 +37,14 @@ func nodeLease(i int, renew time.Time) *coordinationv1.Lease {
 	}
 }
 
-// benchStore is a Lease store as the informer builds it, with metrics and health.
+// benchStore is a Lease store as the informer builds it, with metrics, health and the
+// deletions it reports to.
 func benchStore() *store[*Lease] {
 	m := newMetrics(prometheus.NewRegistry())
 	h := newHealth(slog.New(slog.DiscardHandler), m, time.Now)
-	return newScopes(leaseSource{}, observeLock, Clients{}, []string{""}, Options{}, time.Now, m, h)[0].store
+	s := newScopes(leaseSource{}, observeLock, Clients{}, []string{""}, Options{}, time.Now, m, h)[0].store
+	s.superseded = newDeletions(DefaultHistory, time.Now, m).superseded
+	return s
 }
 
 // BenchmarkStoreUpdate is the event path after decoding: one renewal of a cached node Lease

@@ -3,6 +3,7 @@ package informer
 import (
 	"slices"
 	"sync"
+	"time"
 )
 
 // HistoryOptions bound the election history the exporter keeps per lock (see History).
@@ -13,14 +14,18 @@ type HistoryOptions struct {
 	Tenures int
 	// Renewals is how many intervals between observed renewals are kept per lock.
 	Renewals int
-	// Classes keep history; the others (node heartbeats, by default) keep none.
+	// Classes keep history; the others (node heartbeats, by default) keep none. They are
+	// also the classes whose deleted locks leave a Tombstone.
 	Classes []Class
+	// Deleted is how long a deleted lock's Tombstone is kept; 0 keeps none. At most
+	// MaxTombstones are kept whatever it says.
+	Deleted time.Duration
 }
 
 // DefaultHistory is the history lease-exporter keeps unless told otherwise: leader-election
 // locks only, sized so that even full rings keep the 300 B per Lease budget at 100k Leases
 // (docs/benchmarks.md).
-var DefaultHistory = HistoryOptions{Tenures: 4, Renewals: 8, Classes: []Class{ClassLeaderElection}}
+var DefaultHistory = HistoryOptions{Tenures: 4, Renewals: 8, Classes: []Class{ClassLeaderElection}, Deleted: time.Hour}
 
 // MaxHistory bounds both rings: a history is for reading at a glance, not for storage.
 const MaxHistory = 1000
@@ -46,11 +51,14 @@ const (
 	// Unknown: the change arrived in a list or a watch replay while the lock still looked
 	// valid, so the exporter cannot tell whether it was released in between or taken over.
 	Unknown
+	// Deleted: the lock object was deleted while its holder's lease was still valid (see
+	// Tombstone); only the last tenure of a deleted incarnation ends so.
+	Deleted
 )
 
 // String is the ending's name in the JSON API and on the status page.
 func (e Ending) String() string {
-	return [...]string{"", "released", "expired", "taken_over", "unknown"}[min(e, Unknown)]
+	return [...]string{"", "released", "expired", "taken_over", "unknown", "deleted"}[min(e, Deleted)]
 }
 
 // Tenure is one holder's continuous holding of a lock, as the exporter observed it. Times

@@ -55,10 +55,15 @@ type Cache struct {
 	opts       Options
 	logger     *slog.Logger
 	health     *health
-	wg         sync.WaitGroup
+	// deleted counts the locks that went and keeps their tombstones (DeletionView).
+	deleted *deletions
+	wg      sync.WaitGroup
 }
 
-var _ CoordinatedView = (*Cache)(nil)
+var (
+	_ CoordinatedView = (*Cache)(nil)
+	_ DeletionView    = (*Cache)(nil)
+)
 
 // CandidateView is what the collector may see of the LeaseCandidates (coordinated leader
 // election). It is separate from View because most views have none.
@@ -141,7 +146,8 @@ func newCache(opts Options, logger *slog.Logger, reg prometheus.Registerer) *Cac
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Cache{health: newHealth(logger, newMetrics(reg), opts.now()), opts: opts, logger: logger}
+	m := newMetrics(reg)
+	return &Cache{health: newHealth(logger, m, opts.now()), deleted: newDeletions(opts.History, opts.now(), m), opts: opts, logger: logger}
 }
 
 // addSources builds the scopes of every source: one per lock kind in opts.Locks, each
@@ -165,9 +171,14 @@ func (l *Cache) addLocks(src source[*Lease], opts Options) {
 	}
 	observe := lockObservation(opts.History)
 	observeLock := func(prev, next *Lease, now int64, live bool) *Lease {
-		return l.reportProblems(prev, observe(prev, next, now, live))
+		rec := observe(prev, next, now, live)
+		if prev == nil || prev.UID != rec.UID {
+			l.deleted.firstSight(rec)
+		}
+		return l.reportProblems(prev, rec)
 	}
 	for _, s := range newScopes(src, observeLock, l.clients, namespaces, opts, opts.now(), l.health.metrics, l.health) {
+		s.superseded = l.deleted.superseded
 		l.scopes = append(l.scopes, s)
 		l.locks = append(l.locks, s.store)
 	}
@@ -295,6 +306,9 @@ func rangeStores[R record[R]](stores []*store[R], fn func(R)) {
 		}
 	}
 }
+
+// RangeDeleted implements DeletionView.
+func (l *Cache) RangeDeleted(fn func(*Tombstone)) { l.deleted.RangeDeleted(fn) }
 
 // FreshAsOf implements View.
 func (l *Cache) FreshAsOf(now time.Time) time.Time { return l.health.FreshAsOf(now) }

@@ -18,6 +18,8 @@ type metrics struct {
 	// parseErrors counts the fields of annotation locks' leader records that could not be read.
 	parseErrors       *prometheus.CounterVec
 	candidatesWatched prometheus.Gauge
+	// lockDeletions counts lock incarnations that went (deletions.go bounds its namespaces).
+	lockDeletions *prometheus.CounterVec
 }
 
 // errorReasons are pre-created, as are the event types, so rate() has a zero to start from.
@@ -46,6 +48,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "lease_exporter_lock_parse_errors_total",
 			Help: "Fields of ConfigMap and Endpoints locks' leader records that could not be read, by lock kind and reason, counted once per new version of the object.",
 		}, []string{"kind", "reason"}),
+		lockDeletions: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "lease_exporter_lock_deletions_total",
+			Help: "Locks the exporter saw deleted (a DELETED event, or gone or recreated with a new UID in a relist), by namespace and class.",
+		}, []string{"namespace", "class"}),
 		candidatesWatched: f.NewGauge(prometheus.GaugeOpts{
 			Name: "lease_exporter_lease_candidates_watched",
 			Help: "Whether the exporter watches LeaseCandidates (1) or not (0: turned off, not served by the API server, or forbidden).",

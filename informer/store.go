@@ -32,6 +32,12 @@ type store[R record[R]] struct {
 	// or bookmark clears it and calls firstEvent (the scope tells health the watch works).
 	awaitingEvent atomic.Bool
 	firstEvent    func()
+	// superseded is told of every cached record that a new one replaces or that is dropped
+	// because its object went (next is then the zero R), at at (Unix µs), live as the event
+	// was: the record type tells from it an incarnation that went (deletions.superseded).
+	// Records dropped for no longer being of interest (forget) are not reported. nil for
+	// record types that keep no deletions.
+	superseded func(prev, next R, at int64, live bool)
 
 	// records is written only by the reflector's goroutine, under mu; scrapes read it.
 	mu      sync.RWMutex
@@ -90,6 +96,12 @@ func (s *store[R]) upsert(obj any, now time.Time) {
 	key := r.storeKey()
 	prev := s.records[key] // the only writer may read without the lock
 	at := now.UnixMicro()
+	var none R
+	if s.superseded != nil && prev != none {
+		// Not live even on the watch: a new UID with no DELETED event before it means the
+		// deletion was missed, at some moment before now.
+		s.superseded(prev, r, at, false)
+	}
 	if rec := s.observe(prev, r, at, s.live(at)); rec != prev {
 		s.mu.Lock()
 		s.records[key] = rec
@@ -123,16 +135,29 @@ func (s *store[R]) live(at int64) bool {
 	return from != 0 && at >= from
 }
 
-// Delete drops a record on a DELETED event.
+// Delete drops a record on a DELETED event, or on the tombstone of a deletion whose event
+// was missed (cache.DeletedFinalStateUnknown), which is not live.
 func (s *store[R]) Delete(obj any) error {
-	s.event(s.metrics.deleted)
+	now := s.event(s.metrics.deleted).UnixMicro()
+	live := s.live(now)
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = t.Obj
+		obj, live = t.Obj, false
 	}
-	if r, ok := s.record(obj); ok {
-		s.mu.Lock()
-		delete(s.records, r.storeKey())
-		s.mu.Unlock()
+	r, ok := s.record(obj)
+	if !ok {
+		return nil
+	}
+	key := r.storeKey()
+	prev, cached := s.records[key] // the only writer may read without the lock
+	if !cached {
+		return nil
+	}
+	s.mu.Lock()
+	delete(s.records, key)
+	s.mu.Unlock()
+	if s.superseded != nil {
+		var none R
+		s.superseded(prev, none, now, live) // the cached record knows more than the event's
 	}
 	return nil
 }
@@ -161,8 +186,15 @@ func (s *store[R]) Replace(items []any, _ string) error {
 		next[key] = s.observe(s.records[key], r, now, false) // a list shows what changed, not when
 	}
 	s.mu.Lock()
+	prev := s.records
 	s.records = next
 	s.mu.Unlock()
+	if s.superseded != nil {
+		// What the list no longer has, or has with a new UID, went while no watch was open.
+		for key, r := range prev {
+			s.superseded(r, next[key], now, false)
+		}
+	}
 	s.syncOnce.Do(func() { close(s.synced) })
 	return nil
 }

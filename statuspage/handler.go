@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -90,7 +91,7 @@ func (h *Handler) detailJSON(w http.ResponseWriter, r *http.Request) {
 }
 
 func notFound(r *http.Request) string {
-	return "no " + kindOf(r) + " lock " + r.PathValue("namespace") + "/" + r.PathValue("name") + " in the exporter's cache"
+	return "no " + kindOf(r) + " lock " + r.PathValue("namespace") + "/" + r.PathValue("name") + " in the exporter's cache, nor deleted recently"
 }
 
 // writeJSON writes v; encoding/json escapes <, > and & in strings, so a holder identity
@@ -116,6 +117,7 @@ func (h *Handler) listPage(w http.ResponseWriter, r *http.Request) {
 			shown.Leases = append(shown.Leases, all.Leases[i])
 		}
 	}
+	shown.Deleted = slices.DeleteFunc(slices.Clone(all.Deleted), func(d Deleted) bool { return !f.matchLock(d.Namespace, d.Class, d.Kind) })
 	h.render(w, http.StatusOK, "list", listView(all, shown, f))
 }
 

@@ -18,6 +18,9 @@ type List struct {
 	EvaluatedAt time.Time `json:"evaluated_at"`
 	Stale       bool      `json:"stale"`
 	Leases      []Lease   `json:"leases"`
+	// Deleted are the locks seen deleted within the retention, newest first; a recreated
+	// lock is in both lists.
+	Deleted []Deleted `json:"deleted"`
 }
 
 // Lease is one lock as the exporter judges it at EvaluatedAt. Optional fields are null when
@@ -56,6 +59,12 @@ type Detail struct {
 	Expiry    *time.Time `json:"expiry"`
 	// History is null for locks that keep none (node heartbeats by default).
 	History *History `json:"history"`
+	// Deleted is set when the lock is gone and this is its tombstone: the fields above are
+	// its last state, judged when it went.
+	Deleted *Deleted `json:"deleted"`
+	// PreviousIncarnation is, for a lock deleted and recreated (a new UID) within the
+	// retention, the incarnation before this one: a recreation, not a holder change.
+	PreviousIncarnation *Deleted `json:"previous_incarnation"`
 }
 
 // History is a lock's recent election history, oldest first.
@@ -92,18 +101,24 @@ type Filter struct {
 }
 
 func (f Filter) match(l *Lease) bool {
-	return (f.Namespace == "" || f.Namespace == l.Namespace) && (f.Class == "" || f.Class == l.Class) &&
-		(f.Kind == "" || f.Kind == l.Kind) && (!f.UnhealthyOnly || !l.Healthy)
+	return f.matchLock(l.Namespace, l.Class, l.Kind) && (!f.UnhealthyOnly || !l.Healthy)
+}
+
+// matchLock matches the lock's address and class, not its health.
+func (f Filter) matchLock(namespace, class, kind string) bool {
+	return (f.Namespace == "" || f.Namespace == namespace) && (f.Class == "" || f.Class == class) &&
+		(f.Kind == "" || f.Kind == kind)
 }
 
 // list judges every lock of view matching f at informer.JudgedAt(view, now), sorted by
 // namespace, name and kind.
 func list(view informer.View, now time.Time, f Filter) List {
 	at := informer.JudgedAt(view, now)
-	out := List{Synced: view.HasSynced(), EvaluatedAt: at.UTC(), Stale: informer.Staleness(at, now) > 0, Leases: []Lease{}}
+	out := List{Synced: view.HasSynced(), EvaluatedAt: at.UTC(), Stale: informer.Staleness(at, now) > 0, Leases: []Lease{}, Deleted: []Deleted{}}
 	if !out.Synced {
 		return out
 	}
+	out.Deleted = deletedList(view, tombstones(view), f)
 	view.Range(func(l *informer.Lease) {
 		if s := summarize(l, at); f.match(&s) {
 			out.Leases = append(out.Leases, s)
@@ -116,20 +131,28 @@ func list(view informer.View, now time.Time, f Filter) List {
 }
 
 // find returns the detail of the lock namespace/name of kind judged at at (from
-// informer.JudgedAt), false if the view has none.
+// informer.JudgedAt), with its previous incarnation if it was recreated; for a lock that
+// went, its tombstone's; false if the view has neither.
 func find(view informer.View, at time.Time, namespace, name, kind string) (Detail, bool) {
-	var found *informer.Lease
-	if view.HasSynced() {
-		view.Range(func(l *informer.Lease) {
-			if l.Namespace() == namespace && l.Name() == name && l.Kind().String() == kind {
-				found = l
-			}
-		})
-	}
-	if found == nil {
+	if !view.HasSynced() {
 		return Detail{}, false
 	}
-	return detail(found, at), true
+	var found *informer.Lease
+	view.Range(func(l *informer.Lease) {
+		if l.Namespace() == namespace && l.Name() == name && l.Kind().String() == kind {
+			found = l
+		}
+	})
+	tombs := tombstones(view)
+	if found != nil {
+		d := detail(found, at)
+		d.PreviousIncarnation = previousIncarnation(view, tombs, found)
+		return d, true
+	}
+	if t := newestTombstone(tombs, lockKey{kind, namespace, name}); t != nil {
+		return buried(view, tombs, t), true
+	}
+	return Detail{}, false
 }
 
 func summarize(l *informer.Lease, at time.Time) Lease {

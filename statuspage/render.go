@@ -89,6 +89,9 @@ type listPage struct {
 	Total, Unhealthy    int
 	Matching            int // rows matching the filter, before maxRows
 	EvaluatedAt         string
+	// DeletedRows are the locks deleted recently, newest first (at most
+	// informer.MaxTombstones: no bound of their own).
+	DeletedRows []deletedRow
 }
 
 func listView(all, shown List, f Filter) listPage {
@@ -102,6 +105,12 @@ func listView(all, shown List, f Filter) listPage {
 		}
 		if !l.Healthy {
 			p.Unhealthy++
+		}
+	}
+	for _, d := range all.Deleted {
+		if !slices.Contains(p.Namespaces, d.Namespace) {
+			p.Namespaces = append(p.Namespaces, d.Namespace)
+			slices.Sort(p.Namespaces) // the live locks' are sorted already
 		}
 	}
 	for _, l := range shown.Leases {
@@ -132,13 +141,18 @@ func listView(all, shown List, f Filter) listPage {
 	})
 	p.Matching = len(p.Rows)
 	p.Rows = p.Rows[:min(len(p.Rows), maxRows)]
+	for _, d := range shown.Deleted {
+		p.DeletedRows = append(p.DeletedRows, deletedRowOf(d, all.EvaluatedAt))
+	}
 	return p
 }
 
-func detailURL(l Lease) string {
-	u := "/leases/" + url.PathEscape(l.Namespace) + "/" + url.PathEscape(l.Name)
-	if l.Kind != informer.KindLease.String() {
-		u += "?kind=" + url.QueryEscape(l.Kind)
+func detailURL(l Lease) string { return lockURL(l.Namespace, l.Name, l.Kind) }
+
+func lockURL(namespace, name, kind string) string {
+	u := "/leases/" + url.PathEscape(namespace) + "/" + url.PathEscape(name)
+	if kind != informer.KindLease.String() {
+		u += "?kind=" + url.QueryEscape(kind)
 	}
 	return u
 }
@@ -151,6 +165,10 @@ type detailPage struct {
 	Tenures     []tenureRow
 	Cadence     string
 	Leaderless  string
+	// Gone is the deletion of a lock that went; Previous the incarnation before this one of
+	// a lock recreated, with its holders.
+	Gone, Previous  *deletedRow
+	PreviousTenures []tenureRow
 }
 
 type tenureRow struct {
@@ -160,20 +178,25 @@ type tenureRow struct {
 
 // detailView formats d, judged at at (informer.JudgedAt).
 func detailView(d Detail, at time.Time) detailPage {
-	p := detailPage{Detail: d, EvaluatedAt: at.UTC().Format(time.RFC3339), RenewAge: seconds(d.RenewAgeSeconds),
+	judged := at
+	if d.Deleted != nil {
+		judged = d.Deleted.DeletedAt // a tombstone's state is judged when its lock went
+	}
+	p := detailPage{Detail: d, EvaluatedAt: judged.UTC().Format(time.RFC3339), RenewAge: seconds(d.RenewAgeSeconds),
 		Skew: seconds(d.HolderClockSkewSeconds)}
+	if d.Deleted != nil {
+		p.Gone = ptr(deletedRowOf(*d.Deleted, at))
+	}
+	if prev := d.PreviousIncarnation; prev != nil {
+		p.Previous = ptr(deletedRowOf(*prev, at))
+		if prev.History != nil {
+			p.PreviousTenures = tenureRows(prev.History.Tenures)
+		}
+	}
 	if d.History == nil {
 		return p
 	}
-	for i := len(d.History.Tenures) - 1; i >= 0; i-- { // newest first
-		t := d.History.Tenures[i]
-		r := tenureRow{Tenure: t, From: stamp(t.From), LastRenew: stamp(t.LastRenew), Held: seconds(&t.HeldSeconds),
-			Gap: seconds(t.GapBeforeSeconds)}
-		if t.To != nil {
-			r.To = stamp(*t.To)
-		}
-		p.Tenures = append(p.Tenures, r)
-	}
+	p.Tenures = tenureRows(d.History.Tenures)
 	if n := len(d.History.RenewalIntervalsSeconds); n > 0 {
 		iv := slices.Clone(d.History.RenewalIntervalsSeconds)
 		slices.Sort(iv)
@@ -183,6 +206,20 @@ func detailView(d Detail, at time.Time) detailPage {
 		p.Leaderless = stamp(*d.History.LeaderlessSince)
 	}
 	return p
+}
+
+// tenureRows formats tenures, newest first.
+func tenureRows(tenures []Tenure) []tenureRow {
+	var rows []tenureRow
+	for _, t := range slices.Backward(tenures) {
+		r := tenureRow{Tenure: t, From: stamp(t.From), LastRenew: stamp(t.LastRenew), Held: seconds(&t.HeldSeconds),
+			Gap: seconds(t.GapBeforeSeconds)}
+		if t.To != nil {
+			r.To = stamp(*t.To)
+		}
+		rows = append(rows, r)
+	}
+	return rows
 }
 
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000Z") }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lease-exporter/lease-exporter/informer"
 )
@@ -40,6 +41,35 @@ func TestHistoryFlags(t *testing.T) {
 		got := o.informerOptions().History
 		if got.Tenures != tc.want.Tenures || got.Renewals != tc.want.Renewals || !slices.Equal(got.Classes, tc.want.Classes) {
 			t.Errorf("%v: history %+v, want %+v", tc.args, got, tc.want)
+		}
+	}
+}
+
+// --history.deleted-retention keeps deleted locks an hour by default, none at 0; negative
+// or over a day is a usage error naming the flag.
+func TestDeletedRetentionFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		want    time.Duration
+		wantErr bool
+	}{
+		{nil, time.Hour, false},
+		{[]string{"--history.deleted-retention=0"}, 0, false},
+		{[]string{"--history.deleted-retention=24h"}, 24 * time.Hour, false},
+		{[]string{"--history.deleted-retention=-1s"}, 0, true},
+		{[]string{"--history.deleted-retention=25h"}, 0, true},
+	} {
+		o, err := parseOptions(tc.args, io.Discard)
+		if tc.wantErr {
+			if err == nil || !strings.Contains(err.Error(), "invalid --history.deleted-retention") || exitCode(err) != exitUsage {
+				t.Errorf("%v: error %v, want a usage error naming --history.deleted-retention", tc.args, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+		} else if got := o.informerOptions().History.Deleted; got != tc.want {
+			t.Errorf("%v: retention %s, want %s", tc.args, got, tc.want)
 		}
 	}
 }

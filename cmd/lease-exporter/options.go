@@ -75,6 +75,7 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.watch.History.Tenures, "history.changes", o.watch.History.Tenures, "Holder changes kept per lock for the status pages (/leases): each is a holder's tenure with how it began and ended. 0 keeps no history.")
 	fs.IntVar(&o.watch.History.Renewals, "history.renewals", o.watch.History.Renewals, "Intervals between observed renewals kept per lock for the status pages.")
 	fs.StringVar(&o.historyClasses, "history.classes", o.historyClasses, "Comma-separated classes of locks that keep a history: leader-election, apiserver-identity, node-heartbeat.")
+	fs.DurationVar(&o.watch.History.Deleted, "history.deleted-retention", o.watch.History.Deleted, "How long the status pages keep a deleted lock of those classes (its last holder, history and when it went); 0 keeps none. Deletions are counted either way.")
 	fs.BoolVar(&o.showVersion, "version", false, "Print version information and exit.")
 	for old, current := range hiddenAliases {
 		f := fs.Lookup(current)
@@ -162,6 +163,9 @@ func (o *options) validateWatch() error {
 	if h := w.History; h.Tenures < 0 || h.Tenures > informer.MaxHistory || h.Renewals < 0 || h.Renewals > informer.MaxHistory {
 		return fmt.Errorf("invalid --history.changes=%d --history.renewals=%d: each must be between 0 and %d",
 			h.Tenures, h.Renewals, informer.MaxHistory)
+	}
+	if d := w.History.Deleted; d < 0 || d > informer.MaxDeletedRetention {
+		return fmt.Errorf("invalid --history.deleted-retention %s: must be between 0 (keep none) and %s", d, informer.MaxDeletedRetention)
 	}
 	if w.TotalShards < 0 || w.Shard < 0 || w.Shard >= max(w.TotalShards, 1) {
 		return fmt.Errorf("invalid sharding --shard=%d --total-shards=%d: need 0 <= shard < total-shards", w.Shard, w.TotalShards)
