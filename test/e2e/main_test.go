@@ -44,9 +44,12 @@ const (
 	watchStaleFor = 10 * time.Second
 	// preferredHolderFor replaces LeasePreferredHolderNotLeading's 5m.
 	preferredHolderFor = 20 * time.Second
-	staleThreshold     = 60 * time.Second // "> 60" in LeaseExporterWatchStale, as shipped
-	scrapeInterval     = time.Second
-	exporterJobName    = "lease-exporter" // promstack's job name; matches the rules' selector
+	// participantFor replaces LeaseSplitBrain's and LeaseLeaderDisagreement's 1m; it still
+	// outlasts a paused participant's double leadership (about its 3s renew deadline).
+	participantFor  = 20 * time.Second
+	staleThreshold  = 60 * time.Second // "> 60" in LeaseExporterWatchStale, as shipped
+	scrapeInterval  = time.Second
+	exporterJobName = "lease-exporter" // promstack's job name; matches the rules' selector
 )
 
 type environment struct {
@@ -57,6 +60,8 @@ type environment struct {
 	receiver *receiver
 	klogPath string   // client-go's log (the in-test leader-election candidates)
 	klogFile *os.File // klogPath, open for client-go
+	// participants are the targets of the job "participants" (splitbrain_test.go).
+	participants *participantTargets
 }
 
 var env *environment
@@ -120,9 +125,12 @@ func setup(dir string) (_ *environment, err error) {
 	if e.am, err = promstack.StartAlertmanager(ctx, dir, promstack.AlertmanagerOptions{WebhookURL: e.receiver.url()}); err != nil {
 		return nil, err
 	}
+	if e.participants, err = newParticipantTargets(dir); err != nil {
+		return nil, err
+	}
 	if e.prom, err = promstack.StartPrometheus(ctx, dir, promstack.PrometheusOptions{
 		Targets: []string{e.exporter.Addr()}, RuleFiles: []string{rules}, AlertmanagerURL: e.am.URL,
-		ScrapeInterval: scrapeInterval, EvaluationPeriod: time.Second,
+		ScrapeInterval: scrapeInterval, EvaluationPeriod: time.Second, ScrapeConfigs: e.participants.scrapeConfig(),
 	}); err != nil {
 		return nil, err
 	}
@@ -158,6 +166,8 @@ func (e *environment) writeRules(dir string) (string, error) {
 		"--for", "LeaseExporterWatchStale=" + watchStaleFor.String(),
 		"--for", "LeaseHolderClockSkew=" + clockSkewFor.String(),
 		"--for", "LeasePreferredHolderNotLeading=" + preferredHolderFor.String(),
+		"--for", "LeaseSplitBrain=" + participantFor.String(),
+		"--for", "LeaseLeaderDisagreement=" + participantFor.String(),
 	}, os.Stderr)
 	if err != nil {
 		return "", err
