@@ -62,13 +62,14 @@ function(c, lib)
       ||| % (p { by: lib.by(['namespace', 'lease', 'pod']), relabelled: relabelled, holders: holders }),
     },
 
-    // Two participants of one lock both act as leader. A failover cannot show it: the old
-    // leader reports 0 (released, or lost at its renew deadline) or stops being scraped
-    // (crashed, paused) before its successor can acquire, so only a stale sample overlaps,
-    // for less than a scrape interval. test/e2e measured the real double leadership of a
-    // leader paused past its lease and resumed: milliseconds, far below any `for`
-    // (docs/alerts.md). What lasts is two electors that do not share a lock, e.g. the same
-    // controller elected in two namespaces. 1m: two missed 30s scrapes.
+    // Two participants of one lock both act as leader. A handover shows it for one stale
+    // sample: the old leader reports 0 (released, or lost) or stops being scraped (crashed,
+    // paused) before its successor acquires. A leader paused past its lease and resumed
+    // reports 1 for its renew deadline (test/e2e: 3.0s of 3s; 10s with the components'
+    // defaults), plus one scrape interval in Prometheus: 40s at 30s scrapes, below 1m, so
+    // that real but short double leadership is measured (docs/alerts.md), not paged. What
+    // lasts is two electors that do not share a lock, e.g. one controller elected in two
+    // namespaces, or one that keeps reporting 1 after losing.
     lib.alert('LeaseSplitBrain', 'critical', |||
       (
         count %(by)s (
@@ -86,10 +87,10 @@ function(c, lib)
 
     // A participant reports leading while the Lease names another holder, or nobody: it kept
     // reporting 1 after losing, or it leads another lock than the one its pod's namespace and
-    // name say (a misconfigured election namespace). A handover makes this true for at most
-    // one scrape interval of the old leader (its last 1 before it released); 1m outlasts two
-    // 30s scrapes and four 15s lease durations (client-go's, kube-scheduler's and
-    // controller-runtime's default).
+    // name say (a misconfigured election namespace). A handover makes this true for one
+    // scrape interval of the old leader (its last 1 before it released), a resumed paused
+    // leader for its renew deadline more (see above); 1m outlasts both at 30s scrapes and
+    // four 15s lease durations (client-go's, kube-scheduler's, controller-runtime's default).
     lib.alert('LeaseLeaderDisagreement', 'warning', |||
       (
           %(leading)s
