@@ -25,6 +25,6 @@ func newProvider(reg prometheus.Registerer) *provider {
 
 func (p *provider) NewLeaderMetric() leaderelection.LeaderMetric { return p }
 
-func (p *provider) On(name string)            { p.status.WithLabelValues(name).Set(1) }
-func (p *provider) Off(name string)           { p.status.WithLabelValues(name).Set(0) }
+func (p *provider) On(name string)           { p.status.WithLabelValues(name).Set(1) }
+func (p *provider) Off(name string)          { p.status.WithLabelValues(name).Set(0) }
 func (p *provider) SlowpathExercised(string) {}
