@@ -65,8 +65,8 @@ function(c, lib)
     // Two participants of one lock both act as leader. A handover shows it for one stale
     // sample: the old leader reports 0 (released, or lost) or stops being scraped (crashed,
     // paused) before its successor acquires. A leader paused past its lease and resumed
-    // reports 1 for its renew deadline (test/e2e: 3.0s of 3s; 10s with the components'
-    // defaults), plus one scrape interval in Prometheus: 40s at 30s scrapes, below 1m, so
+    // reports 1 for its renew deadline (test/e2e: 10.0s with the components' default 10s),
+    // plus one scrape interval in Prometheus: 40s at 30s scrapes, below 1m, so
     // that real but short double leadership is measured (docs/alerts.md), not paged. What
     // lasts is two electors that do not share a lock, e.g. one controller elected in two
     // namespaces, or one that keeps reporting 1 after losing.

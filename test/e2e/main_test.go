@@ -45,7 +45,7 @@ const (
 	// preferredHolderFor replaces LeasePreferredHolderNotLeading's 5m.
 	preferredHolderFor = 20 * time.Second
 	// participantFor replaces LeaseSplitBrain's and LeaseLeaderDisagreement's 1m; it still
-	// outlasts a paused participant's double leadership (about its 3s renew deadline).
+	// outlasts a paused participant's double leadership (its renew deadline, 3s or 10s).
 	participantFor  = 20 * time.Second
 	staleThreshold  = 60 * time.Second // "> 60" in LeaseExporterWatchStale, as shipped
 	scrapeInterval  = time.Second

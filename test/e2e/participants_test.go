@@ -83,11 +83,21 @@ func (t *participantTargets) binary() (string, error) {
 // log is printed if the test failed.
 func (s *scenario) participant(podNS, lockNS, lease, pod string) *election.Participant {
 	s.t.Helper()
+	return s.participantTimed(podNS, lockNS, lease, pod, pauseTimings)
+}
+
+// pauseTimings are testPausedLeader's short timings (and the participants' defaults): lease
+// 4s, renew deadline 3s, retry period 500ms.
+var pauseTimings = election.Timings{LeaseDuration: 4 * time.Second, RenewDeadline: 3 * time.Second, RetryPeriod: 500 * time.Millisecond}
+
+// participantTimed is participant with timings tm.
+func (s *scenario) participantTimed(podNS, lockNS, lease, pod string, tm election.Timings) *election.Participant {
+	s.t.Helper()
 	bin, err := env.participants.binary()
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	p, err := election.StartParticipant(context.Background(), bin, env.CP.KubeconfigPath(), lockNS, lease, pod)
+	p, err := election.StartParticipant(context.Background(), bin, env.CP.KubeconfigPath(), lockNS, lease, pod, tm)
 	if err != nil {
 		s.t.Fatal(err)
 	}

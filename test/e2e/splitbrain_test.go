@@ -14,23 +14,25 @@ import (
 // Prometheus as a Pod, with the exporter's view of their Lease, through the shipped rules.
 func TestSplitBrain(t *testing.T) {
 	env.Shared(t)
-	t.Run("PausedLeader", func(t *testing.T) { t.Parallel(); testPausedLeader(t) })
+	t.Run("PausedLeader", func(t *testing.T) { t.Parallel(); testPausedLeader(t, "e2e-pause", pauseTimings, 5) })
+	// The components' own timings, to measure the window operators get by default.
+	t.Run("PausedLeaderDefaults", func(t *testing.T) {
+		t.Parallel()
+		testPausedLeader(t, "e2e-pause-defaults", election.Components, 2)
+	})
 	t.Run("MisconfiguredNamespace", func(t *testing.T) { t.Parallel(); testMisconfiguredNamespace(t) })
 }
-
-// pauses is how often testPausedLeader pauses a leader; docs/alerts.md reports the spread.
-const pauses = 5
 
 // testPausedLeader pauses the leader with SIGSTOP until the follower has taken the Lease
 // over, resumes it, and measures how long the resumed process still reports leading: the real
 // window of double leadership. It must be shorter than the alerts' `for`, and neither it nor a
-// graceful handover may page.
-func testPausedLeader(t *testing.T) {
-	const ns, lease = "e2e-pause", "ctrl"
+// graceful handover may page. docs/alerts.md reports the numbers it logs.
+func testPausedLeader(t *testing.T, ns string, tm election.Timings, pauses int) {
+	const lease = "ctrl"
 	s := newScenario(t, ns, lease)
 	mark := env.receiver.mark()
 	start := time.Now()
-	leader, follower := s.participant(ns, ns, lease, "ctrl-a"), s.participant(ns, ns, lease, "ctrl-b")
+	leader, follower := s.participantTimed(ns, ns, lease, "ctrl-a", tm), s.participantTimed(ns, ns, lease, "ctrl-b", tm)
 	leader, follower = waitParticipantLeader(t, leader, follower)
 	waitJoined(t, ns, lease, leader.Pod)
 
@@ -59,13 +61,14 @@ func testPausedLeader(t *testing.T) {
 		leader, follower = follower, leader
 		waitJoined(t, ns, lease, leader.Pod)
 	}
+	t.Logf("timings %+v", tm)
 	t.Logf("double leadership after SIGCONT (resumed leader still reporting 1): %s", spread(windows))
 	t.Logf("successor acquired after SIGSTOP: %s; successor's acquisition to the old leader's 0: %s", spread(acquires), spread(overlaps))
 
 	// A graceful handover: the leader releases on SIGTERM, a new participant joins.
 	leader.Stop()
 	waitLeading(t, follower, time.Now().Add(-time.Minute))
-	s.participant(ns, ns, lease, "ctrl-c")
+	s.participantTimed(ns, ns, lease, "ctrl-c", tm)
 	waitJoined(t, ns, lease, follower.Pod)
 
 	// Quiet: wait out the alerts' `for` after the last disturbance, then nothing may have paged.

@@ -56,12 +56,17 @@ type Event struct {
 	At   time.Time
 }
 
-// StartParticipant runs bin against the API server of kubeconfig with the Fast-like timings
-// the process defaults to (lease 4s, renew deadline 3s, retry period 500ms).
-func StartParticipant(ctx context.Context, bin, kubeconfig, namespace, lease, pod string) (*Participant, error) {
+// Components are the leader-election timings kube-scheduler, kube-controller-manager and
+// controller-runtime default to.
+var Components = Timings{LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second}
+
+// StartParticipant runs bin against the API server of kubeconfig with timings tm.
+func StartParticipant(ctx context.Context, bin, kubeconfig, namespace, lease, pod string, tm Timings) (*Participant, error) {
 	p := &Participant{Namespace: namespace, Lease: lease, Pod: pod, done: make(chan struct{}),
 		http: &http.Client{Timeout: 2 * time.Second}}
-	p.cmd = exec.Command(bin, "--kubeconfig", kubeconfig, "--namespace", namespace, "--lease", lease, "--pod", pod)
+	p.cmd = exec.Command(bin, "--kubeconfig", kubeconfig, "--namespace", namespace, "--lease", lease, "--pod", pod,
+		"--lease-duration", tm.LeaseDuration.String(), "--renew-deadline", tm.RenewDeadline.String(),
+		"--retry-period", tm.RetryPeriod.String())
 	p.cmd.Stderr = &p.stderr
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out, err := p.cmd.StdoutPipe()
