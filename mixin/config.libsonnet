@@ -21,9 +21,9 @@
     // The participants' own leader_election_master_status{name} (client-go, controller-runtime,
     // kube-scheduler, kube-controller-manager), joined with the exporter's view of the lock
     // (docs/alerts.md#self-report-against-the-lease). participantSelector narrows the series
-    // ('' takes all). The lock is <namespace label>/<name label>, the participant the
-    // <pod label>; each label, if not the default, overrides namespace (or pod) only on the
-    // series that carry it, so it can be set on just the targets that need it.
+    // ('' takes all). The lock is <namespace>/<name>, the participant its <pod>; each label
+    // below, if not the default, overrides namespace, name or pod only on the series that
+    // carry it, so it can be set on just the targets that need it.
     participantSelector: '',
     participantLockLabel: 'name',
     participantNamespaceLabel: 'namespace',

@@ -14,8 +14,8 @@ const participantOverrides = `{ participantSelector: 'job="ctrl"', participantLo
 
 // participantSuite is a promtool suite for the rendering with participantOverrides:
 // kube-scheduler-node1 is a hostNetwork Pod whose hostname (node1) is the holder's; op-abc
-// runs in team-b but elects in team-a; op-def in team-a has neither override label and is
-// joined by namespace and pod; stray is left out by the selector.
+// runs in team-b but elects in team-a; op-def in team-a has none of the override labels and
+// is joined by namespace, name and pod; stray is left out by the selector.
 const participantSuite = `rule_files: [alerts.yaml]
 evaluation_interval: 1m
 tests:
@@ -29,7 +29,7 @@ tests:
         values: 1x10
       - series: leader_election_master_status{job="ctrl",namespace="team-b",pod="op-abc",lock_namespace="team-a",lock="op"}
         values: 1x10
-      - series: leader_election_master_status{job="ctrl",namespace="team-a",pod="op-def",lock="op"}
+      - series: leader_election_master_status{job="ctrl",namespace="team-a",pod="op-def",name="op"}
         values: 1x10
       - series: leader_election_master_status{job="other",namespace="team-a",pod="stray",lock="op"}
         values: 1x10

@@ -30,8 +30,11 @@ function(c, lib)
     else 'label_replace(%s, "%s", "$1", "%s", "(.+)")' % [inner, to, from];
   local status = 'leader_election_master_status'
                  + (if c.participantSelector == '' then '' else '{' + c.participantSelector + '}');
+  // The lock's name comes from `name`, client-go's label, unless participantLockLabel is set
+  // on the series (kube-scheduler, for one, always says name="kube-scheduler").
+  local named = override('(%s == 1)' % status, 'lease', 'name');
   local relabelled =
-    override(override(override('(%s == 1)' % status, 'lease', c.participantLockLabel),
+    override(override(if c.participantLockLabel == 'name' then named else override(named, 'lease', c.participantLockLabel),
                       'namespace', c.participantNamespaceLabel), 'pod', c.participantPodLabel);
   local lock = lib.lookup(holders, ['namespace', 'lease'], '');
   local leaders = lib.lookup(leading, ['namespace', 'lease'], '');
