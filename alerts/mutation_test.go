@@ -66,6 +66,7 @@ var mutants = []mutant{
 	{"exemption ignored", "LeaseSplitBrain", "expr", `alert=~"|LeaseSplitBrain"`, `alert="never"`},
 	{"any holder of the lock will do", "LeaseLeaderDisagreement", "expr", "unless on (namespace, lease, pod)", "unless on (namespace, lease)"},
 	{"a stale sample after a handover pages", "LeaseLeaderDisagreement", "for", "1m", "15s"},
+	{"static Pods not recognised", "LeaseLeaderDisagreement", "expr", `label_join(namespace_lease_pod:lease_info:relabel, "pod", "-", "lease", "pod")`, "namespace_lease_pod:lease_info:relabel"},
 	{"exemption ignored", "LeaseLeaderDisagreement", "expr", `alert=~"|LeaseLeaderDisagreement"`, `alert="never"`},
 	// The two recordings both participant alerts read.
 	{"uuid kept", "namespace_lease_pod:lease_info:relabel", "expr", `"(.*?)(?:_`, `"(.*)(?:_`},

@@ -94,11 +94,18 @@ function(c, lib)
     // scrape interval of the old leader (its last 1 before it released), a resumed paused
     // leader for its renew deadline more (see above); 1m outlasts both at 30s scrapes and
     // four 15s lease durations (client-go's, kube-scheduler's, controller-runtime's default).
+    //
+    // A static Pod runs with hostNetwork, so its hostname is its node's and the Pod is named
+    // <manifest>-<node>: kubeadm's kube-scheduler-<node> holds kube-system/kube-scheduler as
+    // <node>_<uuid>. The second `unless` accepts a participant named <lock>-<holder host>, so
+    // the control plane's own static Pods need no relabelling.
     lib.alert('LeaseLeaderDisagreement', 'warning', |||
       (
           %(leading)s
         unless %(onLeasePod)s
           %(holders)s
+        unless %(onLeasePod)s
+          label_join(%(holders)s, "pod", "-", "lease", "pod")
       )
       unless %(onLease)s
         lease_exporter:alert_exempt{alert=~"|LeaseLeaderDisagreement"}
