@@ -9,10 +9,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// A mutant is a plausible mistake in one alert. Every mutant must make at least one
+// A mutant is a plausible mistake in one alert or recording rule. Every mutant must make at least one
 // promtool suite fail; one that passes means the suites do not pin that behaviour.
 type mutant struct {
-	name, alert string
+	name, alert string // alert: the alert's name, or the recording rule's
 	field       string // "expr", "for" or "description"
 	old, new    string
 }
@@ -66,6 +66,20 @@ var mutants = []mutant{
 	{"holder not checked", "LeaseCandidateNotRenewing", "expr", `(lease_info{job=~".*lease-exporter.*", holder!=""})`, `(lease_info{job=~".*lease-exporter.*", holder="never"})`},
 	{"one renewal interval only", "LeaseCandidateNotRenewing", "expr", "> 600", "> 1200"},
 	{"exemption ignored", "LeaseCandidateNotRenewing", "expr", `alert=~"|LeaseCandidateNotRenewing"`, `alert="never"`},
+	{"namespaces merged", "LeaseSplitBrain", "expr", "count by (namespace, lease)", "count by (lease)"},
+	{"one leader pages", "LeaseSplitBrain", "expr", ") > 1", ") > 0"},
+	{"a stale sample after a handover pages", "LeaseSplitBrain", "for", "1m", "15s"},
+	{"exemption ignored", "LeaseSplitBrain", "expr", `alert=~"|LeaseSplitBrain"`, `alert="never"`},
+	{"any holder of the lock will do", "LeaseLeaderDisagreement", "expr", "unless on (namespace, lease, pod)", "unless on (namespace, lease)"},
+	{"a stale sample after a handover pages", "LeaseLeaderDisagreement", "for", "1m", "15s"},
+	{"static Pods not recognised", "LeaseLeaderDisagreement", "expr", `label_join(namespace_lease_pod:lease_info:relabel, "pod", "-", "lease", "pod")`, "namespace_lease_pod:lease_info:relabel"},
+	{"exemption ignored", "LeaseLeaderDisagreement", "expr", `alert=~"|LeaseLeaderDisagreement"`, `alert="never"`},
+	// The two recordings both participant alerts read.
+	{"uuid kept", "namespace_lease_pod:lease_info:relabel", "expr", `"(.*?)(?:_`, `"(.*)(?:_`},
+	{"frozen holder joined", "namespace_lease_pod:lease_info:relabel", "expr", "(lease_exporter_watch_up{job=~\".*lease-exporter.*\"} == 1)", "(lease_exporter_watch_up{job=~\".*lease-exporter.*\"} >= 0)"},
+	{"unsynced holder joined", "namespace_lease_pod:lease_info:relabel", "expr", "(lease_exporter_cache_synced{job=~\".*lease-exporter.*\"} == 1)", "(lease_exporter_cache_synced{job=~\".*lease-exporter.*\"} >= 0)"},
+	{"followers count as leading", "namespace_lease_pod:leader_election_master_status:max", "expr", "(leader_election_master_status == 1)", "leader_election_master_status"},
+	{"locks the exporter does not see join", "namespace_lease_pod:leader_election_master_status:max", "expr", "\nand on (namespace, lease)\n  namespace_lease_pod:lease_info:relabel", ""},
 	{"stale threshold doubled", "LeaseExporterWatchStale", "expr", "> 60", "> 120"},
 	{"not-synced pages early", "LeaseExporterNotSynced", "for", "5m", "2m"},
 	{"no absent branch", "LeaseExporterDown", "expr", "\nor\nabsent(up{job=~\".*lease-exporter.*\"})", ""},
@@ -132,8 +146,15 @@ func mutate(t *testing.T, src []byte, m mutant) []byte {
 		t.Fatal(err)
 	}
 	r := findAlert(&rf, m.alert)
+	for gi := range rf.Groups {
+		for ri := range rf.Groups[gi].Rules {
+			if rr := &rf.Groups[gi].Rules[ri]; r == nil && rr.Record == m.alert {
+				r = rr // a recording rule, named like an alert in mutants
+			}
+		}
+	}
 	if r == nil {
-		t.Fatalf("no alert %s", m.alert)
+		t.Fatalf("no alert or recording rule %s", m.alert)
 	}
 	var field *string
 	switch m.field {

@@ -18,6 +18,17 @@
     // aggregation and vector matching in alerts keeps clusterLabel; adds the fleet overview.
     showMultiCluster: false,
 
+    // The participants' own leader_election_master_status{name} (client-go, controller-runtime,
+    // kube-scheduler, kube-controller-manager), joined with the exporter's view of the lock
+    // (docs/alerts.md#self-report-against-the-lease). participantSelector narrows the series
+    // ('' takes all). The lock is <namespace>/<name>, the participant its <pod>; each label
+    // below, if not the default, overrides namespace, name or pod only on the series that
+    // carry it, so it can be set on just the targets that need it.
+    participantSelector: '',
+    participantLockLabel: 'name',
+    participantNamespaceLabel: 'namespace',
+    participantPodLabel: 'pod',
+
     // printf pattern; %s is the alert name.
     runbookURLPattern: 'https://github.com/lease-exporter/lease-exporter/blob/main/docs/runbooks/%s.md',
 
@@ -36,6 +47,8 @@
       LeasePreferredHolderNotLeading: { 'for': '5m' },
       LeaseCoordinatedNoFreshCandidate: { 'for': '5m' },
       LeaseCandidateNotRenewing: { 'for': '5m', staleSeconds: 600 },
+      LeaseSplitBrain: { 'for': '1m' },
+      LeaseLeaderDisagreement: { 'for': '1m' },
       LeaseExporterWatchStale: { 'for': '1m', staleSeconds: 60 },
       LeaseExporterNotSynced: { 'for': '5m' },
       LeaseExporterDown: { 'for': '5m' },

@@ -4,7 +4,9 @@
 // dashboards/*.json (`make generate`); docs/mixin.md says how to vendor and configure it.
 (import 'config.libsonnet') + {
   prometheusAlerts+:: (import 'alerts/alerts.libsonnet')($._config),
-  // No recording rules: every alert is a per-sample function of stored series (docs/alerts.md).
+  // No separate recording rules: the alerts are per-sample functions of stored series, and the
+  // two recordings the participant join needs run inside the per-lease group, before the
+  // alerts that read them (alerts/participants.libsonnet; docs/alerts.md).
   prometheusRules+:: { groups+: [] },
   grafanaDashboards+:: (import 'dashboards/dashboards.libsonnet')($._config),
 }

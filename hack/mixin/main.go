@@ -74,7 +74,8 @@ func run(root, config, out string) error {
 }
 
 // ShippedFiles maps the repository paths of the default rendering to their contents. The
-// mixin has no recording rules, so prometheusRules is not shipped (the tests check it is empty).
+// mixin's few recording rules run inside prometheusAlerts' groups, so prometheusRules is empty
+// and not shipped (the tests check it is empty).
 func ShippedFiles(r *Rendering) map[string][]byte {
 	files := map[string][]byte{"alerts/lease-exporter.rules.yml": r.Alerts}
 	for n, b := range r.Dashboards {

@@ -12,8 +12,8 @@ function(c)
             + (if std.objectHas(e, 'alert') then { alert: e.alert } else {})
             + (if std.objectHas(e, 'cluster') then { [c.clusterLabel]: e.cluster } else {}),
   };
-  local leases = (import 'leases.libsonnet')(c, lib);
-  local known = [r.alert for r in leases];
+  local leases = (import 'leases.libsonnet')(c, lib) + (import 'participants.libsonnet')(c, lib);
+  local known = [r.alert for r in leases if std.objectHas(r, 'alert')];
   local bad = [e for e in c.exemptions if std.objectHas(e, 'alert') && !std.member(known, e.alert)];
   assert bad == [] : 'exemptions: %s is not a per-lease alert (want one of %s)' % [bad[0].alert, std.join(', ', known)];
   {

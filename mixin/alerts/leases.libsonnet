@@ -16,7 +16,8 @@
 // same lock (kind="" matches series without a kind label).
 //
 // No recording rules: every query here is a per-sample function of series Prometheus already
-// stores, so a recorded copy would cost series without saving work (docs/alerts.md).
+// stores, so a recorded copy would cost series without saving work (docs/alerts.md). The
+// participant join (participants.libsonnet) records its two sides once, for its two alerts.
 function(c, lib)
   local a = c.alerts, p = lib.p;
   [

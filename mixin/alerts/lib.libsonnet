@@ -7,6 +7,9 @@ function(c) {
   // a global ruler (Thanos Ruler, Mimir) never matches one cluster's series with another's
   // (two clusters' exporters may well share a job and a Pod IP).
   local on(labels) = 'on (' + std.join(', ', (if multi then [L] else []) + labels) + ')',
+  on(labels):: on(labels),
+  // `by (...)` lists, with the cluster label first in multi-cluster mode, as `on` above.
+  by(labels):: 'by (' + std.join(', ', (if multi then [L] else []) + labels) + ')',
 
   // Holes for `expr % p`.
   p: {

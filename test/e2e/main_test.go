@@ -45,7 +45,10 @@ const (
 	// preferredHolderFor replaces LeasePreferredHolderNotLeading's 5m.
 	preferredHolderFor = 20 * time.Second
 	// missingFor replaces LeaseMissing's 5m.
-	missingFor      = 20 * time.Second
+	missingFor = 20 * time.Second
+	// participantFor replaces LeaseSplitBrain's and LeaseLeaderDisagreement's 1m; it still
+	// outlasts a paused participant's double leadership (its renew deadline, 3s or 10s).
+	participantFor  = 20 * time.Second
 	staleThreshold  = 60 * time.Second // "> 60" in LeaseExporterWatchStale, as shipped
 	scrapeInterval  = time.Second
 	exporterJobName = "lease-exporter" // promstack's job name; matches the rules' selector
@@ -59,6 +62,8 @@ type environment struct {
 	receiver *receiver
 	klogPath string   // client-go's log (the in-test leader-election candidates)
 	klogFile *os.File // klogPath, open for client-go
+	// participants are the targets of the job "participants" (splitbrain_test.go).
+	participants *participantTargets
 }
 
 var env *environment
@@ -123,9 +128,12 @@ func setup(dir string) (_ *environment, err error) {
 	if e.am, err = promstack.StartAlertmanager(ctx, dir, promstack.AlertmanagerOptions{WebhookURL: e.receiver.url()}); err != nil {
 		return nil, err
 	}
+	if e.participants, err = newParticipantTargets(dir); err != nil {
+		return nil, err
+	}
 	if e.prom, err = promstack.StartPrometheus(ctx, dir, promstack.PrometheusOptions{
 		Targets: []string{e.exporter.Addr()}, RuleFiles: []string{rules}, AlertmanagerURL: e.am.URL,
-		ScrapeInterval: scrapeInterval, EvaluationPeriod: time.Second,
+		ScrapeInterval: scrapeInterval, EvaluationPeriod: time.Second, ScrapeConfigs: e.participants.scrapeConfig(),
 	}); err != nil {
 		return nil, err
 	}
@@ -162,6 +170,8 @@ func (e *environment) writeRules(dir string) (string, error) {
 		"--for", "LeaseHolderClockSkew=" + clockSkewFor.String(),
 		"--for", "LeasePreferredHolderNotLeading=" + preferredHolderFor.String(),
 		"--for", "LeaseMissing=" + missingFor.String(),
+		"--for", "LeaseSplitBrain=" + participantFor.String(),
+		"--for", "LeaseLeaderDisagreement=" + participantFor.String(),
 	}, os.Stderr)
 	if err != nil {
 		return "", err

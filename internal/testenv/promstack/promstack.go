@@ -176,6 +176,9 @@ type PrometheusOptions struct {
 	MetricRelabelConfigs string
 	// Args are extra command-line flags, e.g. --web.enable-admin-api.
 	Args []string
+	// ScrapeConfigs are more jobs, YAML list items indented to follow the exporter's job
+	// under scrape_configs (two spaces before each "- job_name").
+	ScrapeConfigs string
 }
 
 // StartPrometheus runs Prometheus in dir scraping the targets with the rules loaded.
@@ -200,6 +203,7 @@ scrape_configs:
 	if o.MetricRelabelConfigs != "" {
 		cfg += "    metric_relabel_configs: " + o.MetricRelabelConfigs + "\n"
 	}
+	cfg += o.ScrapeConfigs
 	if o.AlertmanagerURL != "" {
 		u, err := url.Parse(o.AlertmanagerURL)
 		if err != nil {
