@@ -87,12 +87,18 @@ func (o Options) tweakListOptions() func(*metav1.ListOptions) {
 	}
 }
 
+// Owns reports whether the lock namespace/name is this replica's by Shard and TotalShards:
+// the informer keeps only those, and --expect declares only those.
+func (o Options) Owns(namespace, name string) bool {
+	return o.totalShards() == 1 || sharding.Of(namespace, name, o.TotalShards) == o.Shard
+}
+
 // shardFilter returns nil when unsharded, so the common case costs nothing.
 func (o Options) shardFilter() func(namespace, name string) bool {
 	if o.totalShards() == 1 {
 		return nil
 	}
-	return func(namespace, name string) bool { return sharding.Of(namespace, name, o.TotalShards) == o.Shard }
+	return o.Owns
 }
 
 // Describe names the watched scope for log lines.

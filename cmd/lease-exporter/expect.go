@@ -9,7 +9,6 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/informer"
-	"github.com/lease-exporter/lease-exporter/informer/sharding"
 )
 
 // expectList is the value of --expect: the locks that must exist, as namespace/name or
@@ -80,19 +79,4 @@ func parseExpected(entry string) (collector.ExpectedLock, error) {
 		l.Kind = k
 	}
 	return l, nil
-}
-
-// ofShard keeps the expected locks this replica watches: with --total-shards each replica
-// exports only its own shard's, so that no replica reports another's lock missing.
-func ofShard(locks []collector.ExpectedLock, shard, total int) []collector.ExpectedLock {
-	if total <= 1 {
-		return locks
-	}
-	var out []collector.ExpectedLock
-	for _, l := range locks {
-		if sharding.Of(l.Namespace, l.Name, total) == shard {
-			out = append(out, l)
-		}
-	}
-	return out
 }

@@ -184,9 +184,11 @@ func (o *options) informerOptions() informer.Options {
 }
 
 // expectedLocks returns this replica's expected locks, once checked against what it watches.
+// With --total-shards each replica declares only its own shard's, so that no replica reports
+// another's lock missing.
 func (o *options) expectedLocks() ([]collector.ExpectedLock, error) {
 	locks, err := o.expect.locks(o.locks.Kinds(), splitList(o.namespaces), splitList(o.namespacesExcl))
-	return ofShard(locks, o.watch.Shard, o.watch.TotalShards), err
+	return slices.DeleteFunc(locks, func(l collector.ExpectedLock) bool { return !o.watch.Owns(l.Namespace, l.Name) }), err
 }
 
 // parseOptions parses args; an invalid flag is a usageError (exit code 2), reported after

@@ -58,20 +58,10 @@ func formatSamples(ss []promSample) string {
 	return strings.Join(lines, "\n")
 }
 
-// eventually polls cond until it reports true and fails t after timeout with its last detail.
+// eventually polls cond every half second (a scrape or two) until it holds, for timeout.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, detail := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s; last: %s", timeout, what, detail)
-		}
-		time.Sleep(500 * time.Millisecond)
-	}
+	testsuite.Eventually(t, timeout, 500*time.Millisecond, what, cond)
 }
 
 // waitProm waits until expr returns exactly one series whose value satisfies ok.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
 )
 
 // Slow is a leader-election timing whose lease outlives any API server shutdown and start-up
@@ -68,23 +69,10 @@ func startPool(t *testing.T, namespace, name string, n int, timings election.Tim
 	return p
 }
 
-// eventually polls cond until it holds or timeout passes; cond returns a description of the
-// state for the failure message.
+// eventually polls cond every 250 ms until it holds, for timeout.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var last string
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		last = state
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s; last state: %s", what, timeout, last)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	testsuite.Eventually(t, timeout, 250*time.Millisecond, what, cond)
 }
 
 // scrape fetches /metrics, failing the test on any error.

@@ -18,6 +18,7 @@ import (
 	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/promstack"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
 )
 
 // cluster is one of the fleet's clusters: its own API server with an election and an exporter,
@@ -103,7 +104,7 @@ func startCluster(t *testing.T, name, exporterBin, thanos, rules string) *cluste
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("prometheus %s log:\n%s", name, tail(c.prom.Logs(), 30))
+			t.Logf("prometheus %s log:\n%s", name, controlplane.Tail(c.prom.Logs(), 30))
 		}
 		c.prom.Stop()
 	})
@@ -134,7 +135,7 @@ func startThanos(t *testing.T, bin, name, dir, component string, args ...string)
 	t.Cleanup(func() {
 		if t.Failed() {
 			b, _ := os.ReadFile(logPath)
-			t.Logf("thanos %s log:\n%s", name, tail(string(b), 30))
+			t.Logf("thanos %s log:\n%s", name, controlplane.Tail(string(b), 30))
 		}
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
@@ -164,22 +165,8 @@ func freeAddr(t *testing.T) string {
 	return fmt.Sprintf("127.0.0.1:%d", port)
 }
 
+// eventually polls cond every second (Thanos answers from its stores within one) until it holds.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, detail := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s; last: %s", timeout, what, detail)
-		}
-		time.Sleep(time.Second)
-	}
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+	testsuite.Eventually(t, timeout, time.Second, what, cond)
 }

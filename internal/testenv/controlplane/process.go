@@ -150,7 +150,7 @@ func (p *Process) signal(sig syscall.Signal) error {
 
 // exitError describes why a process ended early, with the end of its log.
 func (p *Process) exitError() error {
-	return fmt.Errorf("%s exited early (%v); last log lines:\n%s", p.name, p.waitErr, tail(p.Logs(), 30))
+	return fmt.Errorf("%s exited early (%v); last log lines:\n%s", p.name, p.waitErr, Tail(p.Logs(), 30))
 }
 
 // StartProcess runs any binary as the control plane runs its own (own process group, killed

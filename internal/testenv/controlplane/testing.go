@@ -21,7 +21,7 @@ func StartForTest(t testing.TB, opts ...Options) *ControlPlane {
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, p := range cp.Processes() {
-				t.Logf("===== %s log (%s), last 60 lines =====\n%s", p.Name(), p.LogPath(), tail(p.Logs(), 60))
+				t.Logf("===== %s log (%s), last 60 lines =====\n%s", p.Name(), p.LogPath(), Tail(p.Logs(), 60))
 			}
 		}
 		if err := cp.Stop(); err != nil {

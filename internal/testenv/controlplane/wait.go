@@ -66,7 +66,7 @@ func waitHealthy(ctx context.Context, p *Process, client *http.Client, url strin
 			// Leave nothing half-started behind the error.
 			_ = p.Kill()
 			return fmt.Errorf("%s not ready at %s: %w (last probe: %w); last log lines:\n%s",
-				p.Name(), url, ctx.Err(), lastErr, tail(p.Logs(), 30))
+				p.Name(), url, ctx.Err(), lastErr, Tail(p.Logs(), 30))
 		case <-p.Done():
 		case <-ticker.C:
 		}
@@ -88,7 +88,7 @@ func probe(ctx context.Context, client *http.Client, url string) error {
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, tail(string(body), 5))
+		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, Tail(string(body), 5))
 	}
 	return nil
 }
@@ -115,8 +115,9 @@ func insecureHTTPClient() *http.Client {
 	}}
 }
 
-// tail returns the last n lines of s.
-func tail(s string, n int) string {
+// Tail returns the last n lines of s: the end of a process log, for failure messages. The
+// other test environments (node, testsuite, the test packages) use this one.
+func Tail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]

@@ -3,6 +3,8 @@ package node
 import (
 	"context"
 	"testing"
+
+	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
 )
 
 // StartForTest starts a node for t and stops it in t.Cleanup, printing every process's log
@@ -16,7 +18,7 @@ func StartForTest(t testing.TB, opts Options) *Node {
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, p := range n.Processes() {
-				t.Logf("===== %s log (%s), last 40 lines =====\n%s", p.Name(), p.LogPath(), tail(p.Logs(), 40))
+				t.Logf("===== %s log (%s), last 40 lines =====\n%s", p.Name(), p.LogPath(), controlplane.Tail(p.Logs(), 40))
 			}
 		}
 		if err := n.Stop(); err != nil {

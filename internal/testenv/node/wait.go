@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
@@ -21,20 +20,12 @@ func waitFor(ctx context.Context, p *controlplane.Process, timeout time.Duration
 		}
 		select {
 		case <-p.Done():
-			return fmt.Errorf("%s exited while starting; log %s:\n%s", p.Name(), p.LogPath(), tail(p.Logs(), 40))
+			return fmt.Errorf("%s exited while starting; log %s:\n%s", p.Name(), p.LogPath(), controlplane.Tail(p.Logs(), 40))
 		case <-ctx.Done():
-			return fmt.Errorf("%s not ready after %s: %v; log %s:\n%s", p.Name(), timeout, last, p.LogPath(), tail(p.Logs(), 40))
+			return fmt.Errorf("%s not ready after %s: %v; log %s:\n%s", p.Name(), timeout, last, p.LogPath(), controlplane.Tail(p.Logs(), 40))
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // httpOK is a readiness check: GET url answers 200.

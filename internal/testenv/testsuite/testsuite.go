@@ -8,8 +8,10 @@ package testsuite
 import (
 	"fmt"
 	"os"
-	"strings"
 	"testing"
+	"time"
+
+	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
 )
 
 // Env is a suite's shared environment. Teardown runs after the tests, told whether any failed
@@ -53,10 +55,21 @@ func Main[E Env](m *testing.M, name string, env *E, setup func(dir string) (E, e
 }
 
 // Tail returns the last n lines of s, for logs in failure messages.
-func Tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+func Tail(s string, n int) string { return controlplane.Tail(s, n) }
+
+// Eventually polls cond every poll until it reports true, and fails t after timeout with
+// what it waited for and cond's last description of the state.
+func Eventually(t testing.TB, timeout, poll time.Duration, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, detail := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s; last: %s", timeout, what, detail)
+		}
+		time.Sleep(poll)
 	}
-	return strings.Join(lines, "\n")
 }
