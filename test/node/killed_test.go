@@ -28,7 +28,9 @@ func TestKilledTestLeavesTheHostAsItWas(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledTestLeavesTheHostAsItWas$", "-test.v")
-	cmd.Env = append(os.Environ(), killedEnv+"=1")
+	// The child's t.TempDir()s (the elector image, ~50 MB) live under the parent's: killed, it
+	// never removes them itself, and the parent's cleanup does.
+	cmd.Env = append(os.Environ(), killedEnv+"=1", "TMPDIR="+t.TempDir())
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
