@@ -5,7 +5,7 @@ import "time"
 // The judgement of a lock lives here and only here: whether it is held, whether its holder's
 // clock is skewed beyond what it tolerates, whether a LeaseCandidate is fresh, and as of when
 // all of that is judged. The metrics (collector), the status page (statuspage) and the alert
-// rules (alerts/judgement_test.go runs the rules against these functions) read it from here,
+// rules (judgement_rules_test.go runs the rules against these functions) read it from here,
 // so the page, the metrics and the alerts cannot disagree.
 
 // JudgedAt returns when the locks of v are judged at wall time now: now while the view is
@@ -34,22 +34,21 @@ func (l *Lease) Held(at int64) bool {
 	return l.Holder != "" && ok && expiry >= at
 }
 
-// The holder clock skew a lock tolerates: SkewToleranceFraction of its lease duration, at
-// least MinSkewTolerance (watch latency on a loaded API server) and at most MaxSkewTolerance
-// (alerts/lease-exporter.rules.yml, LeaseHolderClockSkew, says why). They and SkewTolerance
-// are exported for alerts/judgement_test.go, which holds the rule file's thresholds (PromQL
-// literals, as Prometheus loads the file) to them; the product judges through Judge.
+// The holder clock skew a lock tolerates: skewToleranceFraction of its lease duration, at
+// least minSkewTolerance (watch latency on a loaded API server) and at most maxSkewTolerance
+// (alerts/lease-exporter.rules.yml, LeaseHolderClockSkew, says why). judgement_rules_test.go
+// holds the rule file's thresholds (PromQL literals, as Prometheus loads the file) to them.
 const (
-	SkewToleranceFraction = 0.25
-	MinSkewTolerance      = 2 * time.Second
-	MaxSkewTolerance      = 30 * time.Second
+	skewToleranceFraction = 0.25
+	minSkewTolerance      = 2 * time.Second
+	maxSkewTolerance      = 30 * time.Second
 )
 
-// SkewTolerance is how far a holder's clock may be from the exporter's, either way, on a lock
+// skewTolerance is how far a holder's clock may be from the exporter's, either way, on a lock
 // whose lease lasts durationSeconds, before the holder counts as skewed.
-func SkewTolerance(durationSeconds int32) time.Duration {
-	d := time.Duration(SkewToleranceFraction * float64(durationSeconds) * float64(time.Second))
-	return min(max(d, MinSkewTolerance), MaxSkewTolerance)
+func skewTolerance(durationSeconds int32) time.Duration {
+	d := time.Duration(skewToleranceFraction * float64(durationSeconds) * float64(time.Second))
+	return min(max(d, minSkewTolerance), maxSkewTolerance)
 }
 
 // Judgement is how the exporter judges one lock at one moment. Its zero value is a lock
@@ -73,7 +72,7 @@ func Judge(l *Lease, at int64) Judgement {
 	j := Judgement{Held: l.Held(at)}
 	if ms, ok := l.ClockSkew(); ok && j.Held {
 		skew := time.Duration(ms) * time.Millisecond
-		j.Skewed = max(skew, -skew) > SkewTolerance(l.DurationSeconds)
+		j.Skewed = max(skew, -skew) > skewTolerance(l.DurationSeconds)
 	}
 	return j
 }

@@ -24,15 +24,15 @@ func TestExpiry(t *testing.T) {
 	}
 }
 
-// SkewTolerance is a quarter of the lease duration clamped to 2..30 s, the threshold of
-// LeaseHolderClockSkew (alerts/judgement_test.go runs the rule against it).
+// skewTolerance is a quarter of the lease duration clamped to 2..30 s, the threshold of
+// LeaseHolderClockSkew (judgement_rules_test.go runs the rule against it).
 func TestSkewTolerance(t *testing.T) {
 	for d, want := range map[int32]time.Duration{
 		0: 2 * time.Second, 1: 2 * time.Second, 8: 2 * time.Second, 9: 2250 * time.Millisecond,
 		15: 3750 * time.Millisecond, 40: 10 * time.Second, 120: 30 * time.Second, 3600: 30 * time.Second,
 	} {
-		if got := SkewTolerance(d); got != want {
-			t.Errorf("SkewTolerance(%d) = %v, want %v", d, got, want)
+		if got := skewTolerance(d); got != want {
+			t.Errorf("skewTolerance(%d) = %v, want %v", d, got, want)
 		}
 	}
 }

@@ -34,7 +34,7 @@ type Lease struct {
 	Held      bool   `json:"held"`
 	// Healthy and Problems are informer.Judge's: false when the lock is not held, or is held
 	// by a holder whose clock skew exceeds what LeaseHolderClockSkew tolerates
-	// (informer.SkewTolerance); Problems says which.
+	// (informer.Judge); Problems says which.
 	Healthy  bool     `json:"healthy"`
 	Problems []string `json:"problems"`
 	// RenewAgeSeconds is EvaluatedAt minus ObservedRenewTime.

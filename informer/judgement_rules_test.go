@@ -1,8 +1,9 @@
-package alerts
+package informer
 
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,12 +12,11 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/alerts"
 )
 
 // The rule file is loaded by Prometheus as it is, so its thresholds are PromQL literals, not
-// substituted from Go. These tests hold them to the exporter's judgement (informer's
-// judgement.go), which the metrics and the status page call: the alerts cannot call a holder
+// substituted from Go. These tests hold them to the exporter's judgement (judgement.go), which the metrics and the status page call: the alerts cannot call a holder
 // skewed, or a candidate stale, that the page calls fine, or the other way round.
 
 // judgementSeries is one input series of a generated promtool suite.
@@ -65,7 +65,7 @@ func (c *judgementCases) addSkew(durationSeconds int32, skewMillis int64) {
 		judgementSeries{seriesOf("lease_duration_seconds", labels), fmt.Sprintf("%dx3", durationSeconds)},
 		judgementSeries{seriesOf("lease_held", labels), "1x3"})
 	skew := time.Duration(skewMillis) * time.Millisecond
-	if max(skew, -skew) > informer.SkewTolerance(durationSeconds) {
+	if max(skew, -skew) > skewTolerance(durationSeconds) {
 		c.skew = append(c.skew, judgementAlert{map[string]string{"severity": "warning", "job": "lease-exporter", "namespace": "skew", "lease": lease}})
 	}
 }
@@ -81,7 +81,7 @@ func (c *judgementCases) addCandidate(age time.Duration) {
 			fmt.Sprintf("%g+60x3", -age.Seconds())},
 		judgementSeries{seriesOf("lease_info", labels+`,holder="`+name+`"`), "1x3"})
 	at := judgementEval.Microseconds()
-	candidate := informer.Candidate{ObservedRenewTime: at - age.Microseconds()}
+	candidate := Candidate{ObservedRenewTime: at - age.Microseconds()}
 	if !candidate.Fresh(at) {
 		c.stale = append(c.stale, judgementAlert{map[string]string{"severity": "warning", "job": "lease-exporter", "namespace": "cand", "lease": "l-" + name, "candidate": name}})
 	}
@@ -89,15 +89,15 @@ func (c *judgementCases) addCandidate(age time.Duration) {
 
 // TestRulesJudgeAsTheExporter runs LeaseHolderClockSkew and LeaseCandidateNotRenewing,
 // without their `for` (the suites in tests/ pin that), on either side of every edge of the
-// exporter's judgement: skew at and 1 ms beyond informer.SkewTolerance, on lease durations
+// exporter's judgement: skew at and 1 ms beyond skewTolerance, on lease durations
 // under, at and over its clamp, either way; a candidate renewed just within, exactly at and
-// just beyond informer.CandidateFreshness.
+// just beyond CandidateFreshness.
 func TestRulesJudgeAsTheExporter(t *testing.T) {
-	out, err := Generate(readSource(t), Options{Format: formatRules, For: map[string]string{"LeaseHolderClockSkew": "0", "LeaseCandidateNotRenewing": "0"}})
+	out, err := alerts.Generate(readRules(t), alerts.Options{Format: "rules", For: map[string]string{"LeaseHolderClockSkew": "0", "LeaseCandidateNotRenewing": "0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rf RuleFile
+	var rf alerts.RuleFile
 	if err := yaml.Unmarshal(out, &rf); err != nil {
 		t.Fatal(err)
 	}
@@ -110,13 +110,13 @@ func TestRulesJudgeAsTheExporter(t *testing.T) {
 	var c judgementCases
 	c.series = append(c.series, exporterSeries...)
 	for _, d := range []int32{1, 8, 9, 15, 40, 119, 120, 121, 3600} {
-		tol := informer.SkewTolerance(d).Milliseconds()
+		tol := skewTolerance(d).Milliseconds()
 		for _, ms := range []int64{tol - 1, tol, tol + 1} {
 			c.addSkew(d, ms)
 			c.addSkew(d, -ms)
 		}
 	}
-	for _, age := range []time.Duration{informer.CandidateFreshness - time.Second, informer.CandidateFreshness, informer.CandidateFreshness + time.Second} {
+	for _, age := range []time.Duration{CandidateFreshness - time.Second, CandidateFreshness, CandidateFreshness + time.Second} {
 		c.addCandidate(age)
 	}
 	if len(c.skew) == 0 || len(c.stale) == 0 {
@@ -146,29 +146,67 @@ func TestRulesJudgeAsTheExporter(t *testing.T) {
 		}
 	}
 	if out, err := runPromtool(t, "test", "rules", filepath.Join(dir, "suite.yml")); err != nil {
-		t.Fatalf("the rules judge otherwise than the exporter (informer.SkewTolerance, informer.CandidateFreshness): %v\n%s", err, out)
+		t.Fatalf("the rules judge otherwise than the exporter (skewTolerance, CandidateFreshness): %v\n%s", err, out)
 	}
 }
 
 // TestRuleTextStatesTheJudgement: what the alerts tell on-call about the thresholds is what
 // the exporter's judgement uses.
 func TestRuleTextStatesTheJudgement(t *testing.T) {
-	freshness := strconv.FormatFloat(informer.CandidateFreshness.Minutes(), 'f', -1, 64) + " minutes"
+	freshness := strconv.FormatFloat(CandidateFreshness.Minutes(), 'f', -1, 64) + " minutes"
 	want := map[string]string{
-		"LeaseHolderClockSkew":             fmt.Sprintf("(a quarter of its duration, %s to %s)", informer.MinSkewTolerance, informer.MaxSkewTolerance),
+		"LeaseHolderClockSkew":             fmt.Sprintf("(a quarter of its duration, %s to %s)", minSkewTolerance, maxSkewTolerance),
 		"LeaseCoordinatedNoFreshCandidate": "renewed in the last " + freshness,
 	}
-	if informer.SkewToleranceFraction != 0.25 {
-		t.Errorf("informer.SkewToleranceFraction is %g; LeaseHolderClockSkew says a quarter", informer.SkewToleranceFraction)
+	if skewToleranceFraction != 0.25 {
+		t.Errorf("skewToleranceFraction is %g; LeaseHolderClockSkew says a quarter", skewToleranceFraction)
 	}
-	rf := RuleFile{}
-	if err := yaml.Unmarshal(readSource(t), &rf); err != nil {
+	rf := alerts.RuleFile{}
+	if err := yaml.Unmarshal(readRules(t), &rf); err != nil {
 		t.Fatal(err)
 	}
 	for alert, text := range want {
-		r := findAlert(&rf, alert)
+		r := ruleAlert(&rf, alert)
 		if r == nil || !strings.Contains(strings.Join(strings.Fields(r.Annotations["description"]), " "), text) {
 			t.Errorf("%s: the description does not say %q", alert, text)
 		}
 	}
+}
+
+// readRules reads the rule file's source, alerts/lease-exporter.rules.yml.
+func readRules(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile("../alerts/lease-exporter.rules.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// ruleAlert is the alerting rule named name, nil if the file has none.
+func ruleAlert(rf *alerts.RuleFile, name string) *alerts.Rule {
+	for gi := range rf.Groups {
+		for ri := range rf.Groups[gi].Rules {
+			if r := &rf.Groups[gi].Rules[ri]; r.Alert == name {
+				return r
+			}
+		}
+	}
+	return nil
+}
+
+// runPromtool runs promtool (PROMTOOL, else from PATH). A missing promtool fails the test
+// rather than skipping it: a skipped rule test reads as green while the rules go untested.
+func runPromtool(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	p := os.Getenv("PROMTOOL")
+	if p == "" {
+		var err error
+		if p, err = exec.LookPath("promtool"); err != nil {
+			t.Fatalf("promtool is not in PATH, and the rules cannot be held to the judgement without it.\n"+
+				"Install it (Debian/Ubuntu: apt-get install prometheus) or set PROMTOOL=/path/to/promtool. (%v)", err)
+		}
+	}
+	out, err := exec.Command(p, args...).CombinedOutput()
+	return string(out), err
 }
