@@ -185,10 +185,10 @@ func (d *demo) interrupt(t *testing.T) {
 	var left []string
 	waitFor(t, 20*time.Second, "no process of the demo left", func() error {
 		if left = demoProcesses(d.tmp); len(left) > 0 {
-			return fmt.Errorf("%d left", len(left))
+			return fmt.Errorf("%d left:\n%s", len(left), strings.Join(left, "\n"))
 		}
 		return nil
-	}, func() string { return strings.Join(left, "\n") })
+	})
 	entries, err := os.ReadDir(d.tmp)
 	if err != nil {
 		t.Fatal(err)
@@ -363,21 +363,14 @@ func wantStatusPage(leasesURL string) error {
 	return nil
 }
 
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() error, detail ...func() string) {
+// waitFor polls cond every second until it returns nil (testsuite.Eventually); its last
+// error says what was still missing.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
-	end := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
+	testsuite.Eventually(t, timeout, time.Second, what, func() (bool, string) {
+		if err := cond(); err != nil {
+			return false, err.Error()
 		}
-		if time.Now().After(end) {
-			more := ""
-			for _, d := range detail {
-				more += "\n" + d()
-			}
-			t.Fatalf("%s: not within %s: %v%s", what, timeout, err, more)
-		}
-		time.Sleep(time.Second)
-	}
+		return true, ""
+	})
 }

@@ -170,13 +170,7 @@ func TestFaketimeShiftsPythonClock(t *testing.T) {
 
 func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %v: %s", timeout, what)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	testsuite.Eventually(t, timeout, 200*time.Millisecond, what, func() (bool, string) { return cond(), "not yet" })
 }
 
 // The Python client writes its times from datetime.fromtimestamp(time.time()): naive local
