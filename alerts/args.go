@@ -33,8 +33,8 @@ func ParseArgs(args []string, usage io.Writer) (Config, error) {
 	fs.StringVar(&c.In, "in", "alerts/lease-exporter.rules.yml", "source rule file")
 	fs.StringVar(&c.Out, "out", "deploy/kustomize/prometheus-operator/prometheusrule.yaml", "output file, - for stdout")
 	fs.StringVar(&c.Format, "format", formatPrometheusRule, "output format: prometheusrule, or rules for a plain Prometheus rule file")
-	fs.StringVar(&c.RunbookBaseURL, "runbook-base-url", DefaultRunbookBaseURL, "URL prefix of runbook_url; <alert name>.md is appended")
-	fs.StringVar(&c.JobSelector, "job-selector", DefaultJobSelector, "label matcher that selects the exporter's scrape job in every expr")
+	fs.StringVar(&c.RunbookBaseURL, "runbook-base-url", defaultRunbookBaseURL, "URL prefix of runbook_url; <alert name>.md is appended")
+	fs.StringVar(&c.JobSelector, "job-selector", defaultJobSelector, "label matcher that selects the exporter's scrape job in every expr")
 	fs.StringVar(&replica, "replica-labels", "instance,pod", "comma-separated labels that differ between HA replicas of the exporter; aggregated away so each lease alerts once")
 	fs.Var(&exempt, "exempt", "NAMESPACE/LEASE[:ALERT]: never alert on this Lease (only for ALERT if given); repeatable")
 	fs.Var(&forDur, "for", "ALERT=DURATION: override an alert's for duration (0 removes it); repeatable")
@@ -51,7 +51,7 @@ func ParseArgs(args []string, usage io.Writer) (Config, error) {
 		}
 	}
 	for _, s := range exempt {
-		e, err := ParseExemption(s)
+		e, err := parseExemption(s)
 		if err != nil {
 			return c, err
 		}

@@ -19,10 +19,10 @@ import (
 
 // The conventions of the source file that the options rewrite.
 const (
-	DefaultRunbookBaseURL = "https://github.com/lease-exporter/lease-exporter/blob/main/docs/runbooks/"
-	DefaultJobSelector    = `job=~".*lease-exporter.*"`
+	defaultRunbookBaseURL = "https://github.com/lease-exporter/lease-exporter/blob/main/docs/runbooks/"
+	defaultJobSelector    = `job=~".*lease-exporter.*"`
 	defaultReplicaLabels  = "without (instance, pod)"
-	ExemptMetric          = "lease_exporter:alert_exempt"
+	exemptMetric          = "lease_exporter:alert_exempt"
 )
 
 // Output formats: the values of --format (Options.Format).
@@ -31,21 +31,21 @@ const (
 	formatRules          = "rules"
 )
 
-// RuleFile mirrors the Prometheus rule file format. It is decoded strictly: a field this
+// ruleFile mirrors the Prometheus rule file format. It is decoded strictly: a field this
 // struct lacks (a future keep_firing_for, say) must fail the generator rather than vanish
 // from the PrometheusRule.
-type RuleFile struct {
-	Groups []Group `yaml:"groups"`
+type ruleFile struct {
+	Groups []ruleGroup `yaml:"groups"`
 }
 
-type Group struct {
+type ruleGroup struct {
 	Name     string `yaml:"name"`
 	Interval string `yaml:"interval,omitempty"`
 	Limit    int    `yaml:"limit,omitempty"`
-	Rules    []Rule `yaml:"rules"`
+	Rules    []rule `yaml:"rules"`
 }
 
-type Rule struct {
+type rule struct {
 	Record      string            `yaml:"record,omitempty"`
 	Alert       string            `yaml:"alert,omitempty"`
 	Expr        string            `yaml:"expr"`
@@ -62,15 +62,15 @@ type prometheusRule struct {
 		Labels map[string]string `yaml:"labels"`
 	} `yaml:"metadata"`
 	Spec struct {
-		Groups []Group `yaml:"groups"`
+		Groups []ruleGroup `yaml:"groups"`
 	} `yaml:"spec"`
 }
 
 // Exemption silences the per-lease alerts for one Lease; Alert "" means all of them.
 type Exemption struct{ Namespace, Lease, Alert string }
 
-// ParseExemption reads NAMESPACE/LEASE[:ALERT].
-func ParseExemption(s string) (Exemption, error) {
+// parseExemption reads NAMESPACE/LEASE[:ALERT].
+func parseExemption(s string) (Exemption, error) {
 	ref, alert, _ := strings.Cut(s, ":")
 	ns, lease, ok := strings.Cut(ref, "/")
 	if !ok || ns == "" || lease == "" || strings.Contains(lease, "/") {
@@ -81,8 +81,8 @@ func ParseExemption(s string) (Exemption, error) {
 
 type Options struct {
 	Format         string            // "prometheusrule" (formatPrometheusRule, the default) or "rules" (formatRules)
-	RunbookBaseURL string            // replaces DefaultRunbookBaseURL
-	JobSelector    string            // replaces DefaultJobSelector, e.g. job="monitoring/lease-exporter"
+	RunbookBaseURL string            // replaces defaultRunbookBaseURL
+	JobSelector    string            // replaces defaultJobSelector, e.g. job="monitoring/lease-exporter"
 	ReplicaLabels  []string          // labels that tell exporter replicas apart; default instance, pod
 	Exempt         []Exemption       // recording rules prepended to the per-lease group
 	For            map[string]string // alert name -> `for` duration
@@ -96,7 +96,7 @@ var (
 
 // Generate applies o to the rule file src and renders it in o.Format.
 func Generate(src []byte, o Options) ([]byte, error) {
-	var rf RuleFile
+	var rf ruleFile
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	dec.KnownFields(true)
 	if err := dec.Decode(&rf); err != nil {
@@ -134,7 +134,7 @@ func Generate(src []byte, o Options) ([]byte, error) {
 
 // rewriteExprs replaces old by new in every expr and fails if old occurs nowhere: that
 // means the source stopped following the convention the option relies on.
-func rewriteExprs(rf *RuleFile, what, old, new string) error {
+func rewriteExprs(rf *ruleFile, what, old, new string) error {
 	found := false
 	for gi := range rf.Groups {
 		for ri := range rf.Groups[gi].Rules {
@@ -149,8 +149,8 @@ func rewriteExprs(rf *RuleFile, what, old, new string) error {
 	return nil
 }
 
-func customise(rf *RuleFile, o Options) error {
-	if o.RunbookBaseURL != "" && o.RunbookBaseURL != DefaultRunbookBaseURL {
+func customise(rf *ruleFile, o Options) error {
+	if o.RunbookBaseURL != "" && o.RunbookBaseURL != defaultRunbookBaseURL {
 		base := strings.TrimSuffix(o.RunbookBaseURL, "/") + "/"
 		for gi := range rf.Groups {
 			for _, r := range rf.Groups[gi].Rules {
@@ -158,18 +158,18 @@ func customise(rf *RuleFile, o Options) error {
 				if r.Alert == "" {
 					continue
 				}
-				if !ok || !strings.HasPrefix(u, DefaultRunbookBaseURL) {
-					return fmt.Errorf("alert %s: runbook_url %q does not start with %s", r.Alert, u, DefaultRunbookBaseURL)
+				if !ok || !strings.HasPrefix(u, defaultRunbookBaseURL) {
+					return fmt.Errorf("alert %s: runbook_url %q does not start with %s", r.Alert, u, defaultRunbookBaseURL)
 				}
-				r.Annotations["runbook_url"] = base + strings.TrimPrefix(u, DefaultRunbookBaseURL)
+				r.Annotations["runbook_url"] = base + strings.TrimPrefix(u, defaultRunbookBaseURL)
 			}
 		}
 	}
-	if o.JobSelector != "" && o.JobSelector != DefaultJobSelector {
+	if o.JobSelector != "" && o.JobSelector != defaultJobSelector {
 		if !matcherRE.MatchString(o.JobSelector) {
-			return fmt.Errorf("job selector %q is not a single label matcher like %s", o.JobSelector, DefaultJobSelector)
+			return fmt.Errorf("job selector %q is not a single label matcher like %s", o.JobSelector, defaultJobSelector)
 		}
-		if err := rewriteExprs(rf, "job selector", DefaultJobSelector, o.JobSelector); err != nil {
+		if err := rewriteExprs(rf, "job selector", defaultJobSelector, o.JobSelector); err != nil {
 			return err
 		}
 	}
@@ -200,7 +200,7 @@ func customise(rf *RuleFile, o Options) error {
 	return addExemptions(rf, o.Exempt)
 }
 
-func findAlert(rf *RuleFile, name string) *Rule {
+func findAlert(rf *ruleFile, name string) *rule {
 	for gi := range rf.Groups {
 		for ri := range rf.Groups[gi].Rules {
 			if rf.Groups[gi].Rules[ri].Alert == name {
@@ -212,33 +212,33 @@ func findAlert(rf *RuleFile, name string) *Rule {
 }
 
 // addExemptions prepends one recording rule per exemption to the group whose alerts read
-// ExemptMetric: in the same group and first, so they exist before any alert is evaluated.
-func addExemptions(rf *RuleFile, ex []Exemption) error {
+// exemptMetric: in the same group and first, so they exist before any alert is evaluated.
+func addExemptions(rf *ruleFile, ex []Exemption) error {
 	if len(ex) == 0 {
 		return nil
 	}
-	var group *Group
+	var group *ruleGroup
 	for gi := range rf.Groups {
 		for _, r := range rf.Groups[gi].Rules {
-			if r.Alert != "" && strings.Contains(r.Expr, ExemptMetric) {
+			if r.Alert != "" && strings.Contains(r.Expr, exemptMetric) {
 				group = &rf.Groups[gi]
 			}
 		}
 	}
 	if group == nil {
-		return fmt.Errorf("exempt: no alert reads %s", ExemptMetric)
+		return fmt.Errorf("exempt: no alert reads %s", exemptMetric)
 	}
-	var rules []Rule
+	var rules []rule
 	for _, e := range ex {
 		labels := map[string]string{"namespace": e.Namespace, "lease": e.Lease}
 		if e.Alert != "" {
 			r := findAlert(rf, e.Alert)
-			if r == nil || !strings.Contains(r.Expr, ExemptMetric) {
+			if r == nil || !strings.Contains(r.Expr, exemptMetric) {
 				return fmt.Errorf("exempt %s/%s: %q is not a per-lease alert that honours exemptions", e.Namespace, e.Lease, e.Alert)
 			}
 			labels["alert"] = e.Alert
 		}
-		rules = append(rules, Rule{Record: ExemptMetric, Expr: "vector(1)", Labels: labels})
+		rules = append(rules, rule{Record: exemptMetric, Expr: "vector(1)", Labels: labels})
 	}
 	group.Rules = append(rules, group.Rules...)
 	return nil

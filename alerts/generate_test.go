@@ -88,7 +88,7 @@ func TestPrometheusRuleCarriesTheSourceGroups(t *testing.T) {
 	if pr.APIVersion != "monitoring.coreos.com/v1" || pr.Kind != "PrometheusRule" || pr.Metadata.Name != "lease-exporter" {
 		t.Errorf("got %s %s %s, want monitoring.coreos.com/v1 PrometheusRule lease-exporter", pr.APIVersion, pr.Kind, pr.Metadata.Name)
 	}
-	var rf RuleFile
+	var rf ruleFile
 	if err := yaml.Unmarshal(readSource(t), &rf); err != nil {
 		t.Fatal(err)
 	}
@@ -99,14 +99,14 @@ func TestPrometheusRuleCarriesTheSourceGroups(t *testing.T) {
 
 func TestOptions(t *testing.T) {
 	src := readSource(t)
-	gen := func(o Options) RuleFile {
+	gen := func(o Options) ruleFile {
 		t.Helper()
 		o.Format = formatRules
 		b, err := Generate(src, o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var rf RuleFile
+		var rf ruleFile
 		if err := yaml.Unmarshal(b, &rf); err != nil {
 			t.Fatal(err)
 		}
@@ -129,7 +129,7 @@ func TestOptions(t *testing.T) {
 	}
 	for _, g := range rf.Groups {
 		for _, r := range g.Rules {
-			if strings.Contains(r.Expr, DefaultJobSelector) || strings.Contains(r.Expr, defaultReplicaLabels) {
+			if strings.Contains(r.Expr, defaultJobSelector) || strings.Contains(r.Expr, defaultReplicaLabels) {
 				t.Errorf("%s%s: default selector or replica labels left: %s", r.Alert, r.Record, r.Expr)
 			}
 			if r.Alert == "" {
@@ -151,7 +151,7 @@ func TestOptions(t *testing.T) {
 		t.Errorf("LeaseExporterDown: for %q, want none", r.For)
 	}
 	first := rf.Groups[0].Rules[0]
-	if first.Record != ExemptMetric || first.Labels["namespace"] != "batch" || first.Labels["lease"] != "nightly" || first.Labels["alert"] != "" {
+	if first.Record != exemptMetric || first.Labels["namespace"] != "batch" || first.Labels["lease"] != "nightly" || first.Labels["alert"] != "" {
 		t.Errorf("exemption not prepended to the per-lease group: %+v", first)
 	}
 }
@@ -171,7 +171,7 @@ func TestBadOptionsFail(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"lease", "/lease", "ns/", "a/b/c"} {
-		if _, err := ParseExemption(s); err == nil {
+		if _, err := parseExemption(s); err == nil {
 			t.Errorf("exemption %q accepted", s)
 		}
 	}

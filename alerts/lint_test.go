@@ -94,11 +94,11 @@ func TestEverySelectorHasTheJobMatcher(t *testing.T) {
 		names := len(ourMetricTokens(r.Expr)) + len(regexp.MustCompile(`\bup\b`).FindAllString(r.Expr, -1))
 		sels := selectorRE.FindAllStringSubmatch(r.Expr, -1)
 		if len(sels) != names {
-			t.Errorf("%s: %d metric names but %d name{...} selectors; write every metric as name{%s, ...}", r.Alert, names, len(sels), DefaultJobSelector)
+			t.Errorf("%s: %d metric names but %d name{...} selectors; write every metric as name{%s, ...}", r.Alert, names, len(sels), defaultJobSelector)
 		}
 		for _, s := range sels {
-			if !strings.HasPrefix(s[2], DefaultJobSelector) {
-				t.Errorf("%s: selector %s does not start with %s", r.Alert, s[0], DefaultJobSelector)
+			if !strings.HasPrefix(s[2], defaultJobSelector) {
+				t.Errorf("%s: selector %s does not start with %s", r.Alert, s[0], defaultJobSelector)
 			}
 		}
 	}
@@ -148,7 +148,7 @@ func TestAlertsAreComplete(t *testing.T) {
 				t.Errorf("%s: annotation %s missing", r.Alert, a)
 			}
 		}
-		if want := DefaultRunbookBaseURL + r.Alert + ".md"; r.Annotations["runbook_url"] != want {
+		if want := defaultRunbookBaseURL + r.Alert + ".md"; r.Annotations["runbook_url"] != want {
 			t.Errorf("%s: runbook_url %q, want %q", r.Alert, r.Annotations["runbook_url"], want)
 		}
 		runbook, err := os.ReadFile(filepath.Join("../docs/runbooks", r.Alert+".md"))
@@ -164,7 +164,7 @@ func TestAlertsAreComplete(t *testing.T) {
 			if !strings.Contains(withRecordings(r.Expr, records), defaultReplicaLabels) {
 				t.Errorf("%s: per-lease alert without %q: one alert per exporter replica", r.Alert, defaultReplicaLabels)
 			}
-			if hook := ExemptMetric + `{alert=~"|` + r.Alert + `"}`; !strings.Contains(r.Expr, "unless on (namespace, lease)") || !strings.Contains(r.Expr, hook) {
+			if hook := exemptMetric + `{alert=~"|` + r.Alert + `"}`; !strings.Contains(r.Expr, "unless on (namespace, lease)") || !strings.Contains(r.Expr, hook) {
 				t.Errorf("%s: per-lease alert without the exemption hook unless on (namespace, lease) %s", r.Alert, hook)
 			}
 		}

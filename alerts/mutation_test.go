@@ -141,7 +141,7 @@ func TestMutantsAreCaught(t *testing.T) {
 // mutant cannot silently stop mutating when the rule is edited.
 func mutate(t *testing.T, src []byte, m mutant) []byte {
 	t.Helper()
-	var rf RuleFile
+	var rf ruleFile
 	if err := yaml.Unmarshal(src, &rf); err != nil {
 		t.Fatal(err)
 	}

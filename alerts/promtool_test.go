@@ -50,7 +50,7 @@ func TestPromtoolCheckRules(t *testing.T) {
 	if err := yaml.Unmarshal(b, &pr); err != nil {
 		t.Fatal(err)
 	}
-	groups, err := yaml.Marshal(RuleFile{Groups: pr.Spec.Groups})
+	groups, err := yaml.Marshal(ruleFile{Groups: pr.Spec.Groups})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,13 +114,13 @@ func TestEveryAlertIsTested(t *testing.T) {
 	}
 }
 
-func sourceRules(t *testing.T) []Rule {
+func sourceRules(t *testing.T) []rule {
 	t.Helper()
-	var rf RuleFile
+	var rf ruleFile
 	if err := yaml.Unmarshal(readSource(t), &rf); err != nil {
 		t.Fatal(err)
 	}
-	var rules []Rule
+	var rules []rule
 	for _, g := range rf.Groups {
 		rules = append(rules, g.Rules...)
 	}

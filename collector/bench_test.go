@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	coordinationv1 "k8s.io/api/coordination/v1"
 
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // benchView holds n projected Leases: 90% node heartbeats, 10% leader elections.
@@ -24,7 +24,7 @@ func benchView(n int) staticView {
 			name := fmt.Sprintf("ip-10-%d-%d-%d.eu-west-1.compute.internal", i/65536%256, i/256%256, i%256)
 			l = lease("kube-node-lease", name, held(name, 5*time.Second, 40))
 		}
-		v.leases = append(v.leases, informer.Project(l))
+		v.leases = append(v.leases, lock.Project(l))
 	}
 	return v
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // The coordinated leader election series. Candidates are few (one per replica of a
@@ -25,7 +26,7 @@ var (
 	descCandidates = prometheus.NewDesc("lease_candidates",
 		"Number of LeaseCandidates contending for the Lease.", []string{"lease", "namespace"}, nil)
 	descFreshCandidates = prometheus.NewDesc("lease_candidates_fresh",
-		"Number of the Lease's LeaseCandidates the exporter saw renew within the last "+minutes(informer.CandidateFreshness)+".", []string{"lease", "namespace"}, nil)
+		"Number of the Lease's LeaseCandidates the exporter saw renew within the last "+minutes(lock.CandidateFreshness)+".", []string{"lease", "namespace"}, nil)
 	descHolderIsPreferred = prometheus.NewDesc("lease_holder_is_preferred",
 		"Whether the Lease's holder is its spec.preferredHolder (1) or not (0); only for Leases that name one.", []string{"lease", "namespace"}, nil)
 )
@@ -71,7 +72,7 @@ func (c *CandidateCollector) Collect(ch chan<- prometheus.Metric) {
 	// preferred holder comes from the Lease itself and is exported either way.
 	watching := c.view.WatchingCandidates()
 	counts := map[leaseKey]candidateCount{}
-	c.view.RangeCandidates(func(cd *informer.Candidate) {
+	c.view.RangeCandidates(func(cd *lock.Candidate) {
 		ns, name, lease := cd.Namespace(), cd.Name(), cd.LeaseName
 		ch <- prometheus.MustNewConstMetric(descCandidateInfo, prometheus.GaugeValue, 1,
 			cd.BinaryVersion, name, cd.EmulationVersion, lease, ns, cd.Strategy)
@@ -89,8 +90,8 @@ func (c *CandidateCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		counts[k] = n
 	})
-	c.view.Range(func(l *informer.Lease) {
-		if l.Kind() != informer.KindLease {
+	c.view.Range(func(l *lock.Lease) {
+		if l.Kind() != lock.KindLease {
 			return
 		}
 		if watching && l.Strategy() != "" {

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // candidateView runs the informer with LeaseCandidates served (v1beta1) over a fake clientset
@@ -139,8 +140,8 @@ type split struct {
 // staticCandidates is a CandidateView that watches none.
 type staticCandidates struct{}
 
-func (staticCandidates) WatchingCandidates() bool                  { return false }
-func (staticCandidates) RangeCandidates(func(*informer.Candidate)) {}
+func (staticCandidates) WatchingCandidates() bool              { return false }
+func (staticCandidates) RangeCandidates(func(*lock.Candidate)) {}
 
 func TestNoCandidateCountsWhenCandidatesAreNotWatched(t *testing.T) {
 	v := syncedView(t, lease("kube-system", "kube-scheduler", coordinated("s-1", "s-2")))

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // LeaseCollector reads the informer's view at scrape time and builds const metrics, so
@@ -41,7 +42,7 @@ func (c *LeaseCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	at := informer.JudgedAt(c.view, c.now()).UnixMicro()
-	c.view.Range(func(l *informer.Lease) {
+	c.view.Range(func(l *lock.Lease) {
 		for _, f := range families {
 			v, ok := f.value(l, at)
 			if !ok || !c.settings.exports(f, l) {

@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.prom from the collector's output")
@@ -131,8 +131,8 @@ func TestOmittedSeries(t *testing.T) {
 }
 
 func TestNotSyncedExportsNoLeaseSeries(t *testing.T) {
-	rec := informer.Project(lease("a", "b", held("x", time.Second, 15)))
-	view := staticView{synced: false, asOf: scrapeTime.Add(-30 * time.Second), leases: []*informer.Lease{rec}}
+	rec := lock.Project(lease("a", "b", held("x", time.Second, 15)))
+	view := staticView{synced: false, asOf: scrapeTime.Add(-30 * time.Second), leases: []*lock.Lease{rec}}
 	clock := func() time.Time { return scrapeTime }
 	want := header + "lease_exporter_cache_synced 0\nlease_exporter_watch_stale_seconds 30\n"
 	if err := testutil.CollectAndCompare(NewStatus(view, clock), strings.NewReader(want)); err != nil {
@@ -147,8 +147,8 @@ func TestNotSyncedExportsNoLeaseSeries(t *testing.T) {
 // held and renew age are evaluated at the moment the view was last current.
 func TestStaleViewFreezesHeld(t *testing.T) {
 	lost := scrapeTime.Add(-time.Minute)
-	rec := informer.Project(lease("a", "b", held("x", time.Minute+2*time.Second, 15)))
-	view := staticView{synced: true, asOf: lost, leases: []*informer.Lease{rec}}
+	rec := lock.Project(lease("a", "b", held("x", time.Minute+2*time.Second, 15)))
+	view := staticView{synced: true, asOf: lost, leases: []*lock.Lease{rec}}
 	got := exposition(t, New(view, func() time.Time { return scrapeTime }, WithExtended(true)), NewStatus(view, func() time.Time { return scrapeTime }))
 	for _, line := range []string{
 		`lease_held{class="leader-election",kind="Lease",lease="b",namespace="a"} 1`,

@@ -11,6 +11,7 @@ import (
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 
 	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // TestDocsMatchExporter fails when docs/metrics.md and the exporter disagree on metric names:
@@ -33,7 +34,7 @@ func TestDocsMatchExporter(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(versioncollector.NewCollector("lease_exporter"))
 	// Every lock kind: the parse error series exist only when an annotation lock kind is watched.
-	opts := informer.Options{Locks: informer.Kinds[:]}
+	opts := informer.Options{Locks: lock.Kinds[:]}
 	registered := &recordingRegisterer{Registerer: reg}
 	if _, err := informer.NewForClients(informer.Clients{}, opts, nil, registered); err != nil {
 		t.Fatal(err)

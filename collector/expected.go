@@ -3,13 +3,13 @@ package collector
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // ExpectedLock is a lock the user declared must exist (--expect): its series is what
 // LeaseMissing reads, because a lock that is gone has no other series left to alert on.
 type ExpectedLock struct {
-	Kind            informer.Kind
+	Kind            lock.Kind
 	Namespace, Name string
 }
 
@@ -23,7 +23,7 @@ var descExpected = prometheus.NewDesc("lease_expected_present",
 // view the per-lease series read, so a lock counts as present exactly when it has those series.
 type ExpectedView interface {
 	HasSynced() bool
-	Has(kind informer.Kind, namespace, name string) bool
+	Has(kind lock.Kind, namespace, name string) bool
 }
 
 // ExpectedCollector exports one series per expected lock.

@@ -6,22 +6,22 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // TestExpectedPresentOnlyForTheDeclaredKindNamespaceAndName: a lock counts as present only
 // when a lock of the same kind, namespace and name is in the view; a same-named lock of
 // another kind or namespace does not stand in for it.
 func TestExpectedPresentOnlyForTheDeclaredKindNamespaceAndName(t *testing.T) {
-	v := staticView{synced: true, asOf: scrapeTime, leases: []*informer.Lease{
-		informer.Project(lease("kube-system", "kube-scheduler", held("a_1", 0, 15))),
-		informer.Project(lease("team-a", "worker", held("b_2", 0, 15))),
+	v := staticView{synced: true, asOf: scrapeTime, leases: []*lock.Lease{
+		lock.Project(lease("kube-system", "kube-scheduler", held("a_1", 0, 15))),
+		lock.Project(lease("team-a", "worker", held("b_2", 0, 15))),
 	}}
 	c := NewExpected(v, []ExpectedLock{
-		{Kind: informer.KindLease, Namespace: "kube-system", Name: "kube-scheduler"},
-		{Kind: informer.KindLease, Namespace: "kube-system", Name: "kube-controller-manager"},
-		{Kind: informer.KindConfigMap, Namespace: "team-a", Name: "worker"},
-		{Kind: informer.KindLease, Namespace: "team-b", Name: "worker"},
+		{Kind: lock.KindLease, Namespace: "kube-system", Name: "kube-scheduler"},
+		{Kind: lock.KindLease, Namespace: "kube-system", Name: "kube-controller-manager"},
+		{Kind: lock.KindConfigMap, Namespace: "team-a", Name: "worker"},
+		{Kind: lock.KindLease, Namespace: "team-b", Name: "worker"},
 	})
 	want := `# HELP lease_expected_present Whether a lock declared with --expect exists (1) or not (0), as of the last update of the exporter's view.
 # TYPE lease_expected_present gauge
@@ -41,7 +41,7 @@ lease_expected_present{kind="Lease",lease="worker",namespace="team-b"} 0
 // TestExpectedSilentUntilSynced: before the initial list every lock would look missing, so
 // nothing is exported (LeaseMissing then has nothing to fire on).
 func TestExpectedSilentUntilSynced(t *testing.T) {
-	c := NewExpected(staticView{}, []ExpectedLock{{Kind: informer.KindLease, Namespace: "kube-system", Name: "kube-scheduler"}})
+	c := NewExpected(staticView{}, []ExpectedLock{{Kind: lock.KindLease, Namespace: "kube-system", Name: "kube-scheduler"}})
 	if n := testutil.CollectAndCount(c); n != 0 {
 		t.Errorf("%d series before sync, want 0", n)
 	}

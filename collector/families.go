@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // family is one per-lease metric: the single definition both exposition paths (client_golang
@@ -15,9 +15,9 @@ type family struct {
 	counter    bool
 	// value returns the sample for l at evaluation time at (Unix µs); ok=false omits the
 	// series because its source field is missing.
-	value func(l *informer.Lease, at int64) (v float64, ok bool)
+	value func(l *lock.Lease, at int64) (v float64, ok bool)
 	// created is the counter's created timestamp (client_golang path only; text has none).
-	created func(l *informer.Lease) time.Time
+	created func(l *lock.Lease) time.Time
 	// set says which locks export the family (see settings.exports).
 	set  familySet
 	desc *prometheus.Desc
@@ -46,39 +46,39 @@ var (
 // families lists the per-lease metrics sorted by name, the order of the exposition.
 var families = withDescs([]*family{
 	{name: "lease_acquire_timestamp_seconds", set: elections, help: "Unix time of spec.acquireTime, when the current holder acquired the Lease.",
-		value: func(l *informer.Lease, _ int64) (float64, bool) { return micros(l.AcquireTime), l.HasAcquireTime }},
+		value: func(l *lock.Lease, _ int64) (float64, bool) { return micros(l.AcquireTime), l.HasAcquireTime }},
 	{name: "lease_duration_seconds", set: elections, help: "Value of spec.leaseDurationSeconds, how long after the last renewal the Lease expires.",
-		value: func(l *informer.Lease, _ int64) (float64, bool) { return float64(l.DurationSeconds), l.HasDuration }},
+		value: func(l *lock.Lease, _ int64) (float64, bool) { return float64(l.DurationSeconds), l.HasDuration }},
 	{name: "lease_expiry_timestamp_seconds", set: extended, help: "Unix time, by the exporter's clock, at which the Lease expires unless its record changes: when the exporter saw it change plus leaseDurationSeconds.",
-		value: func(l *informer.Lease, _ int64) (float64, bool) {
+		value: func(l *lock.Lease, _ int64) (float64, bool) {
 			at, ok := l.Expiry()
 			return micros(at), ok
 		}},
 	{name: "lease_held", help: "Whether the Lease has a holder and, judged by when the exporter saw its record change, is not expired at evaluation time (1) or not (0).",
-		value: func(l *informer.Lease, at int64) (float64, bool) { return boolFloat(l.Held(at)), true }},
+		value: func(l *lock.Lease, at int64) (float64, bool) { return boolFloat(l.Held(at)), true }},
 	{name: "lease_holder_clock_skew_seconds", set: elections, help: "How far the holder's clock runs ahead of the exporter's (negative: behind), from the last renewal seen live on the watch.",
-		value: func(l *informer.Lease, _ int64) (float64, bool) {
+		value: func(l *lock.Lease, _ int64) (float64, bool) {
 			ms, ok := l.ClockSkew()
 			return float64(ms) / 1e3, ok
 		}},
 	{name: "lease_info", set: elections, help: "Current holder of the Lease (holder is empty when there is none), always 1.",
-		value: func(*informer.Lease, int64) (float64, bool) { return 1, true }},
+		value: func(*lock.Lease, int64) (float64, bool) { return 1, true }},
 	{name: "lease_observed_holder_changes_total", set: elections, help: "Leadership changes since the exporter first saw the Lease: a new holder seen on the watch, or the rise of spec.leaseTransitions if larger.", counter: true,
-		value:   func(l *informer.Lease, _ int64) (float64, bool) { return float64(l.ObservedHolderChanges), true },
-		created: func(l *informer.Lease) time.Time { return time.UnixMicro(l.FirstSeen) }},
+		value:   func(l *lock.Lease, _ int64) (float64, bool) { return float64(l.ObservedHolderChanges), true },
+		created: func(l *lock.Lease) time.Time { return time.UnixMicro(l.FirstSeen) }},
 	{name: "lease_observed_renew_timestamp_seconds", help: "Unix time, by the exporter's clock, at which it saw the Lease's holder or renewTime change.",
-		value: func(l *informer.Lease, _ int64) (float64, bool) {
+		value: func(l *lock.Lease, _ int64) (float64, bool) {
 			return micros(l.ObservedRenewTime), l.ObservedRenewTime != 0
 		}},
 	{name: "lease_renew_age_seconds", set: extended, help: "Seconds from when the exporter saw the Lease's holder or renewTime change to evaluation time.",
-		value: func(l *informer.Lease, at int64) (float64, bool) {
+		value: func(l *lock.Lease, at int64) (float64, bool) {
 			return micros(at - l.ObservedRenewTime), l.HasRenewTime
 		}},
 	{name: "lease_renew_timestamp_seconds", set: extended, help: "Unix time of spec.renewTime, the holder's last renewal, by the holder's clock.",
-		value: func(l *informer.Lease, _ int64) (float64, bool) { return micros(l.RenewTime), l.HasRenewTime }},
+		value: func(l *lock.Lease, _ int64) (float64, bool) { return micros(l.RenewTime), l.HasRenewTime }},
 	{name: "lease_transitions_total", set: extended, help: "Value of spec.leaseTransitions, holder changes as counted by the electing clients.", counter: true,
-		value:   func(l *informer.Lease, _ int64) (float64, bool) { return float64(l.Transitions), l.HasTransitions },
-		created: func(l *informer.Lease) time.Time { return time.Unix(l.Created, 0) }},
+		value:   func(l *lock.Lease, _ int64) (float64, bool) { return float64(l.Transitions), l.HasTransitions },
+		created: func(l *lock.Lease) time.Time { return time.Unix(l.Created, 0) }},
 })
 
 const infoFamily = "lease_info"
@@ -95,7 +95,7 @@ func withDescs(fs []*family) []*family {
 }
 
 // labelValues returns l's label values in the order of f's descriptor.
-func (f *family) labelValues(l *informer.Lease) []string {
+func (f *family) labelValues(l *lock.Lease) []string {
 	if f.name == infoFamily {
 		ownerKind, ownerName := l.Owner()
 		return []string{l.Class.String(), l.Holder, l.Kind().String(), l.Name(), l.Namespace(), ownerKind, ownerName, l.PreferredHolder(), l.Strategy()}

@@ -1,6 +1,6 @@
 package collector
 
-import "github.com/lease-exporter/lease-exporter/informer"
+import "github.com/lease-exporter/lease-exporter/informer/lock"
 
 // Option configures New and NewTextWriter.
 type Option func(*settings)
@@ -23,12 +23,12 @@ func newSettings(opts []Option) settings {
 // exports reports whether f is exported for l under these settings. By default a
 // node-heartbeat Lease gets two series (held and the observed renew time: node health needs
 // no more, and a large cluster has tens of thousands of them), every other lock seven.
-func (s settings) exports(f *family, l *informer.Lease) bool {
+func (s settings) exports(f *family, l *lock.Lease) bool {
 	switch {
 	case s.extended || f.set == everyLock:
 		return true
 	case f.set == elections:
-		return l.Class != informer.ClassNodeHeartbeat
+		return l.Class != lock.ClassNodeHeartbeat
 	default:
 		return false
 	}

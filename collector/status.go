@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 var (
@@ -50,9 +51,9 @@ func (c *StatusCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(descSynced, prometheus.GaugeValue, 1)
-	var perClass [informer.NumClasses]int
-	c.view.Range(func(l *informer.Lease) { perClass[l.Class]++ })
-	for _, class := range informer.Classes {
+	var perClass [lock.NumClasses]int
+	c.view.Range(func(l *lock.Lease) { perClass[l.Class]++ })
+	for _, class := range lock.Classes {
 		ch <- prometheus.MustNewConstMetric(descLeases, prometheus.GaugeValue, float64(perClass[class]), class.String())
 	}
 }

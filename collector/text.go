@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // TextWriter renders the per-lease series straight into the Prometheus text format. At 100k
@@ -37,19 +38,19 @@ func NewTextWriter(view informer.View, now func() time.Time, opts ...Option) *Te
 // merged in name order with the per-lease families, as one text exposition.
 func (w *TextWriter) Write(out io.Writer, self []*dto.MetricFamily) error {
 	bw := bufio.NewWriterSize(out, 64<<10)
-	var leases, byInfo []*informer.Lease
+	var leases, byInfo []*lock.Lease
 	var at int64
 	if w.view.HasSynced() {
 		at = informer.JudgedAt(w.view, w.now()).UnixMicro()
-		w.view.Range(func(l *informer.Lease) { leases = append(leases, l) })
+		w.view.Range(func(l *lock.Lease) { leases = append(leases, l) })
 		// client_golang sorts a family's series by label values in label-name order. A lock is
 		// unique by kind, namespace and name, so lease_info's later labels never decide.
-		slices.SortFunc(leases, func(a, b *informer.Lease) int {
+		slices.SortFunc(leases, func(a, b *lock.Lease) int {
 			return cmp.Or(strings.Compare(a.Class.String(), b.Class.String()), strings.Compare(a.Kind().String(), b.Kind().String()),
 				strings.Compare(a.Name(), b.Name()), strings.Compare(a.Namespace(), b.Namespace()))
 		})
 		byInfo = slices.Clone(leases)
-		slices.SortStableFunc(byInfo, func(a, b *informer.Lease) int {
+		slices.SortStableFunc(byInfo, func(a, b *lock.Lease) int {
 			return cmp.Or(strings.Compare(a.Class.String(), b.Class.String()), strings.Compare(a.Holder, b.Holder),
 				strings.Compare(a.Kind().String(), b.Kind().String()))
 		})
@@ -77,7 +78,7 @@ func (w *TextWriter) Write(out io.Writer, self []*dto.MetricFamily) error {
 }
 
 // appendFamily writes one family's HELP, TYPE and samples; nothing when it has no samples.
-func (w *TextWriter) appendFamily(buf []byte, bw *bufio.Writer, f *family, leases []*informer.Lease, at int64) []byte {
+func (w *TextWriter) appendFamily(buf []byte, bw *bufio.Writer, f *family, leases []*lock.Lease, at int64) []byte {
 	header := false
 	for _, l := range leases {
 		v, ok := f.value(l, at)

@@ -12,7 +12,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // TestTextWriterMatchesClientGolang proves the fast path renders exactly what client_golang
@@ -51,7 +51,7 @@ func TestTextWriterMatchesClientGolang(t *testing.T) {
 }
 
 // edgeCaseLeases covers every omission rule and every escaping rule of the text format.
-func edgeCaseLeases() []*informer.Lease {
+func edgeCaseLeases() []*lock.Lease {
 	ls := []*coordinationv1.Lease{
 		lease("team-a", "ctrl", held(`pod "quoted" \ back`+"\nslash", 2*time.Second, 15), transitions(3)),
 		lease("team-a", "b-released", held("", 30*time.Second, 15), transitions(7)),
@@ -69,9 +69,9 @@ func edgeCaseLeases() []*informer.Lease {
 		}),
 		lease("team-b", "ctrl", held("pod-1", 1500*time.Millisecond, 15)),
 	}
-	out := make([]*informer.Lease, len(ls))
+	out := make([]*lock.Lease, len(ls))
 	for i, l := range ls {
-		out[i] = informer.Project(l)
+		out[i] = lock.Project(l)
 		out[i].ObservedHolderChanges = uint32(i)
 		out[i].FirstSeen = scrapeTime.UnixMicro()
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // scrapeTime is the fixed clock of the exposition tests.
@@ -102,11 +103,11 @@ func transitions(n int32) func(*coordinationv1.Lease) {
 type staticView struct {
 	synced bool
 	asOf   time.Time
-	leases []*informer.Lease
+	leases []*lock.Lease
 }
 
 func (v staticView) HasSynced() bool { return v.synced }
-func (v staticView) Range(fn func(*informer.Lease)) {
+func (v staticView) Range(fn func(*lock.Lease)) {
 	for _, l := range v.leases {
 		fn(l)
 	}
@@ -114,7 +115,7 @@ func (v staticView) Range(fn func(*informer.Lease)) {
 func (v staticView) FreshAsOf(time.Time) time.Time { return v.asOf }
 
 // Has scans, where informer.Cache looks up its stores.
-func (v staticView) Has(kind informer.Kind, namespace, name string) bool {
+func (v staticView) Has(kind lock.Kind, namespace, name string) bool {
 	for _, l := range v.leases {
 		if l.Kind() == kind && l.Namespace() == namespace && l.Name() == name {
 			return true

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // annotationSource is the source of one kind of annotation lock, ConfigMaps or Endpoints:
@@ -17,14 +18,14 @@ import (
 // crosses the wire, and kept only when it carries the leader annotation. The API server
 // cannot filter by annotation, so every object's metadata is received and dropped here.
 type annotationSource struct {
-	kind Kind
+	kind lock.Kind
 	gvr  schema.GroupVersionResource
 }
 
-var _ source[*Lease] = annotationSource{}
+var _ source[*lock.Lease] = annotationSource{}
 
 // newAnnotationSource is the source of every annotation lock kind (lockKinds).
-func newAnnotationSource(k Kind, gvr schema.GroupVersionResource) source[*Lease] {
+func newAnnotationSource(k lock.Kind, gvr schema.GroupVersionResource) source[*lock.Lease] {
 	return annotationSource{kind: k, gvr: gvr}
 }
 
@@ -57,10 +58,10 @@ func (s annotationSource) watch(ctx context.Context, c Clients, namespace string
 	return c.MetaWatch.Resource(s.gvr).Namespace(namespace).Watch(ctx, opts)
 }
 
-func (s annotationSource) decode(obj any) (*Lease, bool) {
+func (s annotationSource) decode(obj any) (*lock.Lease, bool) {
 	m, ok := obj.(*metav1.PartialObjectMetadata)
 	if !ok {
 		return nil, false
 	}
-	return projectAnnotationLock(&m.ObjectMeta, s.kind)
+	return lock.ProjectAnnotationLock(&m.ObjectMeta, s.kind)
 }

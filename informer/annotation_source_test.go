@@ -12,16 +12,42 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
 )
 
+// lockMeta is the metadata of a ConfigMap or Endpoints lock whose leader annotation is
+// record; record "-" means no annotation. (The same fixtures as lock's annotation tests, whose
+// package this one's tests cannot import.)
+func lockMeta(ns, name, uid, rv, record string) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(uid), ResourceVersion: rv,
+			CreationTimestamp: metav1.NewTime(t0.Add(-time.Hour)),
+			Labels:            map[string]string{"app": "x"},
+			Annotations:       map[string]string{"other": "kept out of the record"}},
+	}
+	if record != "-" {
+		m.Annotations[leaderrecord.Annotation] = record
+	}
+	return m
+}
+
+const (
+	clientGoRecord = `{"holderIdentity":"pod-a_1","leaseDurationSeconds":15,"acquireTime":"2026-11-21T11:59:00Z",` +
+		`"renewTime":"2026-11-21T12:00:00.5Z","leaderTransitions":3}`
+	pythonRecord = `{"holderIdentity": "py-1", "leaseDurationSeconds": "15", "acquireTime": "2026-11-21 11:59:00", ` +
+		`"renewTime": "2026-11-21 12:00:00.500000"}`
+)
+
 // The annotation lock kinds' sources, as addSources builds them.
-var configMapSource, endpointsSource = KindConfigMap.source().(annotationSource), KindEndpoints.source().(annotationSource)
+var configMapSource, endpointsSource = sourceOf(lock.KindConfigMap).(annotationSource), sourceOf(lock.KindEndpoints).(annotationSource)
 
 // annotationFixture runs the informer over a fake clientset (Leases) and a fake metadata
 // client (ConfigMaps, Endpoints) with every lock kind enabled.
@@ -48,7 +74,7 @@ func newAnnotationFixture(t *testing.T, opts Options, objs map[annotationSource]
 			}
 		}
 	}
-	opts.Locks = []Kind{KindLease, KindConfigMap, KindEndpoints}
+	opts.Locks = []lock.Kind{lock.KindLease, lock.KindConfigMap, lock.KindEndpoints}
 	l, err := NewForClients(Clients{List: f.typed, Watch: f.typed, MetaList: f.meta, MetaWatch: f.meta}, opts, slog.New(slog.NewTextHandler(f.log, nil)), f.reg)
 	if err != nil {
 		t.Fatal(err)
@@ -75,9 +101,9 @@ func (f *annotationFixture) waitFor(t *testing.T, what string, cond func() bool)
 }
 
 // records returns the cached locks by "Kind namespace/name".
-func (f *annotationFixture) records() map[string]*Lease {
-	out := map[string]*Lease{}
-	f.leases.Range(func(l *Lease) { out[l.Kind().String()+" "+l.key] = l })
+func (f *annotationFixture) records() map[string]*lock.Lease {
+	out := map[string]*lock.Lease{}
+	f.leases.Range(func(l *lock.Lease) { out[l.Kind().String()+" "+l.StoreKey()] = l })
 	return out
 }
 
@@ -145,7 +171,7 @@ func TestUnreadableRecordCountedAndLoggedOnce(t *testing.T) {
 	if bad := recs["ConfigMap a/bad"]; bad == nil || bad.Holder != "x" || !bad.HasRenewTime || bad.HasDuration {
 		t.Fatalf("broken lock not exported with what could be read: %+v", bad)
 	}
-	if good := recs["ConfigMap a/good"]; good == nil || !good.HasDuration || good.recordProblems() != nil {
+	if good := recs["ConfigMap a/good"]; good == nil || !good.HasDuration || good.RecordProblems() != nil {
 		t.Fatalf("the other lock was affected: %+v", good)
 	}
 	if got := testutil.ToFloat64(f.leases.health.metrics.parseErrors.WithLabelValues("Endpoints", string(leaderrecord.ReasonBadTime))); got != 0 {
@@ -210,7 +236,7 @@ func TestAnnotationSourceListFilters(t *testing.T) {
 	}
 }
 
-func keys(m map[string]*Lease) []string {
+func keys(m map[string]*lock.Lease) []string {
 	var out []string
 	for k := range m {
 		out = append(out, k)

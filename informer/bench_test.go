@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // BenchmarkDecodeLease and BenchmarkStoreUpdate split the CPU of one Lease renewal, which
@@ -39,11 +41,11 @@ func nodeLease(i int, renew time.Time) *coordinationv1.Lease {
 
 // benchStore is a Lease store as the informer builds it, with metrics, health and the
 // deletions it reports to.
-func benchStore() *store[*Lease] {
+func benchStore() *store[*lock.Lease] {
 	m := newMetrics(prometheus.NewRegistry())
 	h := newHealth(slog.New(slog.DiscardHandler), m, time.Now)
 	s := newScopes(leaseSource{}, observeLock, Clients{}, []string{""}, Options{}, time.Now, m, h)[0].store
-	s.superseded = newDeletions(DefaultHistory, time.Now, m).superseded
+	s.superseded = newDeletions(lock.DefaultHistory, time.Now, m).superseded
 	return s
 }
 
@@ -156,7 +158,7 @@ func syncedHeapPerLease(b *testing.B, client *fake.Clientset, n int) float64 {
 		b.Fatal(err)
 	}
 	count := 0
-	l.Range(func(*Lease) { count++ })
+	l.Range(func(*lock.Lease) { count++ })
 	if count != n {
 		b.Fatalf("synced %d Leases, want %d", count, n)
 	}

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // candidateVersions are the LeaseCandidate versions the exporter can read, preferred first:
@@ -24,7 +26,7 @@ const candidateResource = "leasecandidates"
 // candidateSource is the source of LeaseCandidates in the version discovery found.
 type candidateSource struct{ version string }
 
-var _ source[*Candidate] = candidateSource{}
+var _ source[*lock.Candidate] = candidateSource{}
 
 func (candidateSource) resource() string { return candidateResource + ".coordination.k8s.io" }
 
@@ -57,14 +59,14 @@ func (s candidateSource) watch(ctx context.Context, c Clients, namespace string,
 	return c.Watch.CoordinationV1beta1().LeaseCandidates(namespace).Watch(ctx, opts)
 }
 
-func (candidateSource) decode(obj any) (*Candidate, bool) {
+func (candidateSource) decode(obj any) (*lock.Candidate, bool) {
 	switch lc := obj.(type) {
 	case *coordinationv1beta1.LeaseCandidate:
 		sp := &lc.Spec
-		return projectCandidate(&lc.ObjectMeta, sp.LeaseName, sp.BinaryVersion, sp.EmulationVersion, string(sp.Strategy), sp.RenewTime, sp.PingTime), true
+		return lock.ProjectCandidate(&lc.ObjectMeta, sp.LeaseName, sp.BinaryVersion, sp.EmulationVersion, string(sp.Strategy), sp.RenewTime, sp.PingTime), true
 	case *coordinationv1alpha2.LeaseCandidate:
 		sp := &lc.Spec
-		return projectCandidate(&lc.ObjectMeta, sp.LeaseName, sp.BinaryVersion, sp.EmulationVersion, string(sp.Strategy), sp.RenewTime, sp.PingTime), true
+		return lock.ProjectCandidate(&lc.ObjectMeta, sp.LeaseName, sp.BinaryVersion, sp.EmulationVersion, string(sp.Strategy), sp.RenewTime, sp.PingTime), true
 	}
 	return nil, false
 }

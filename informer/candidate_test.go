@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/informer/sharding"
 )
 
@@ -66,7 +67,7 @@ func startCandidates(t *testing.T, client *fake.Clientset, opts Options) (*Cache
 
 func candidateKeys(l *Cache) []string {
 	var keys []string
-	l.RangeCandidates(func(c *Candidate) { keys = append(keys, c.Namespace()+"/"+c.Name()+"→"+c.LeaseName) })
+	l.RangeCandidates(func(c *lock.Candidate) { keys = append(keys, c.Namespace()+"/"+c.Name()+"→"+c.LeaseName) })
 	slices.Sort(keys)
 	return keys
 }
@@ -163,7 +164,7 @@ func TestCandidatesWatchedInDiscoveredVersion(t *testing.T) {
 	if got, want := candidateKeys(l), []string{"kube-system/cm-1→kube-controller-manager"}; !slices.Equal(got, want) {
 		t.Fatalf("candidates %v, want %v", got, want)
 	}
-	l.RangeCandidates(func(c *Candidate) {
+	l.RangeCandidates(func(c *lock.Candidate) {
 		if c.BinaryVersion != "1.35.4" || c.EmulationVersion != "1.35.0" || c.Strategy != "OldestEmulationVersion" ||
 			c.RenewTime != renew.UnixMicro() || c.HasPingTime || !c.Fresh(candidateTime.UnixMicro()) {
 			t.Errorf("record %+v does not carry the spec", *c)
@@ -201,30 +202,30 @@ func TestCandidatesFollowNamespaceFilterAndTheirLeasesShard(t *testing.T) {
 
 func TestObserveCandidateJudgesRenewalsByTheExportersClock(t *testing.T) {
 	now := candidateTime.UnixMicro()
-	renewed := func(at time.Time) *Candidate {
-		c := projectCandidate(&metav1.ObjectMeta{Namespace: "ns", Name: "c"}, "l", "1.36.3", "1.36.0", "", &metav1.MicroTime{Time: at}, nil)
+	renewed := func(at time.Time) *lock.Candidate {
+		c := lock.ProjectCandidate(&metav1.ObjectMeta{Namespace: "ns", Name: "c"}, "l", "1.36.3", "1.36.0", "", &metav1.MicroTime{Time: at}, nil)
 		return c
 	}
 	// A list places the renewal at its renewTime, capped at now: a dead candidate is not fresh.
-	old := observeCandidate(nil, renewed(candidateTime.Add(-time.Hour)), now, false)
+	old := lock.ObserveCandidate(nil, renewed(candidateTime.Add(-time.Hour)), now, false)
 	if old.ObservedRenewTime != candidateTime.Add(-time.Hour).UnixMicro() || old.Fresh(now) {
 		t.Errorf("listed hour-old renewal observed at %d, fresh %v", old.ObservedRenewTime, old.Fresh(now))
 	}
 	// A renewal seen live is observed when it arrives, whatever the candidate's clock says.
-	ahead := observeCandidate(old, renewed(candidateTime.Add(time.Hour)), now, true)
+	ahead := lock.ObserveCandidate(old, renewed(candidateTime.Add(time.Hour)), now, true)
 	if ahead.ObservedRenewTime != now || !ahead.Fresh(now) {
 		t.Errorf("live renewal observed at %d, want %d", ahead.ObservedRenewTime, now)
 	}
-	if ahead.Fresh(now + (CandidateFreshness + time.Second).Microseconds()) {
+	if ahead.Fresh(now + (lock.CandidateFreshness + time.Second).Microseconds()) {
 		t.Error("fresh longer than CandidateFreshness after its last renewal")
 	}
 	// An event that does not change the record returns the cached one: no store write.
-	if again := observeCandidate(ahead, renewed(candidateTime.Add(time.Hour)), now+1e6, true); again != ahead {
+	if again := lock.ObserveCandidate(ahead, renewed(candidateTime.Add(time.Hour)), now+1e6, true); again != ahead {
 		t.Error("unchanged candidate replaced")
 	}
 	// A candidate without renewTime is never fresh.
-	none := projectCandidate(&metav1.ObjectMeta{Namespace: "ns", Name: "c"}, "l", "", "", "", nil, nil)
-	if observeCandidate(nil, none, now, true).Fresh(now) {
+	none := lock.ProjectCandidate(&metav1.ObjectMeta{Namespace: "ns", Name: "c"}, "l", "", "", "", nil, nil)
+	if lock.ObserveCandidate(nil, none, now, true).Fresh(now) {
 		t.Error("candidate without renewTime fresh")
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // Deletions leave tombstones. A lock that disappears takes its series with it, and every
@@ -24,74 +26,37 @@ const MaxTombstones = 1000
 // incident, and the counter in Prometheus, not the exporter's memory, is the lasting record.
 const MaxDeletedRetention = 24 * time.Hour
 
-// Tombstone is what the exporter keeps of a lock incarnation (one UID) after it went.
-type Tombstone struct {
-	// Lock is the incarnation's last record, as cached when it went: kind, namespace, name,
-	// class, UID, last holder. Like every record, it must not be modified.
-	Lock *Lease
-	// DeletedAt is when the exporter saw it go, Unix µs by its own clock: the DELETED event,
-	// or the relist that no longer listed it (or listed a new UID).
-	DeletedAt int64
-	// Live says the deletion was seen on the open watch as it happened. Otherwise it was
-	// noticed in a relist or a watch replay: it went between the record's last observation
-	// and DeletedAt.
-	Live bool
-	// Held says the lock was validly held when it went, as Held judges at DeletedAt.
-	Held bool
-	// History is the incarnation's history, its last tenure ended (Deleted while held,
-	// else Expired at its expiry); nil for a class that keeps none.
-	History *HistorySnapshot
-}
-
-// bury returns the tombstone of last, the cached record of an incarnation seen gone at at.
-func bury(last *Lease, at int64, live bool) *Tombstone {
-	t := &Tombstone{Lock: last, DeletedAt: at, Live: live, Held: last.Held(at)}
-	if h := last.History(); h != nil {
-		snap := h.Snapshot() // a copy: the History itself is left as it was
-		if n := len(snap.Tenures); n > 0 && snap.Tenures[n-1].Ended == Holding {
-			cur := &snap.Tenures[n-1]
-			if t.Held {
-				cur.Ended, cur.To = Deleted, at
-			} else {
-				cur.Ended, cur.To = Expired, min(expiryOf(last, at), at)
-			}
-		}
-		t.History = &snap
-	}
-	return t
-}
-
 // DeletionView is what the status page may see of the locks deleted recently. It is
 // separate from View because the collector has no use for it.
 type DeletionView interface {
 	// RangeDeleted calls fn for every tombstone kept, oldest deletion first. fn must not
 	// modify or retain the tombstone's record.
-	RangeDeleted(fn func(*Tombstone))
+	RangeDeleted(fn func(*lock.Tombstone))
 }
 
 // deletions counts the lock incarnations that went and keeps the tombstones. Every lock
 // scope's reflector reports to it, concurrently.
 type deletions struct {
-	opts    HistoryOptions
+	opts    lock.HistoryOptions
 	now     func() time.Time
 	counter *deletionCounter
 
 	mu    sync.Mutex
-	tombs []*Tombstone // oldest first, at most MaxTombstones
+	tombs []*lock.Tombstone // oldest first, at most MaxTombstones
 }
 
-func newDeletions(opts HistoryOptions, now func() time.Time, m *metrics) *deletions {
+func newDeletions(opts lock.HistoryOptions, now func() time.Time, m *metrics) *deletions {
 	counter := &deletionCounter{vec: m.lockDeletions, namespaces: map[string]struct{}{}, series: map[namespacedClass]prometheus.Counter{}}
 	return &deletions{opts: opts, now: now, counter: counter}
 }
 
 // firstSight is told of every lock incarnation's first observation: its namespace and
 // class's series starts at 0.
-func (d *deletions) firstSight(l *Lease) { d.counter.touch(l) }
+func (d *deletions) firstSight(l *lock.Lease) { d.counter.touch(l) }
 
 // superseded is the lock stores' report (store.superseded): prev's incarnation went if
 // nothing replaces it or its successor has another UID (a recreation, not a holder change).
-func (d *deletions) superseded(prev, next *Lease, at int64, live bool) {
+func (d *deletions) superseded(prev, next *lock.Lease, at int64, live bool) {
 	if next == nil || next.UID != prev.UID {
 		d.gone(prev, at, live)
 	}
@@ -99,12 +64,12 @@ func (d *deletions) superseded(prev, next *Lease, at int64, live bool) {
 
 // gone counts last, the cached record of an incarnation that went at at, and keeps its
 // tombstone if its class keeps one.
-func (d *deletions) gone(last *Lease, at int64, live bool) {
+func (d *deletions) gone(last *lock.Lease, at int64, live bool) {
 	d.counter.inc(last.Namespace(), last.Class)
 	if d.opts.Deleted <= 0 || !d.keeps(last.Class) {
 		return
 	}
-	t := bury(last, at, live)
+	t := lock.Bury(last, at, live)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.prune()
@@ -117,7 +82,7 @@ func (d *deletions) gone(last *Lease, at int64, live bool) {
 
 // keeps reports whether deleted locks of class c leave a tombstone: the classes that keep a
 // history, so mass deletions of node Leases (a cluster scaling down) crowd out nothing.
-func (d *deletions) keeps(c Class) bool {
+func (d *deletions) keeps(c lock.Class) bool {
 	return slices.Contains(d.opts.Classes, c)
 }
 
@@ -134,10 +99,10 @@ func (d *deletions) prune() {
 }
 
 // RangeDeleted implements DeletionView.
-func (d *deletions) RangeDeleted(fn func(*Tombstone)) {
+func (d *deletions) RangeDeleted(fn func(*lock.Tombstone)) {
 	d.mu.Lock()
 	d.prune()
-	tombs := append([]*Tombstone(nil), d.tombs...)
+	tombs := append([]*lock.Tombstone(nil), d.tombs...)
 	d.mu.Unlock()
 	for _, t := range tombs {
 		fn(t)
@@ -166,16 +131,16 @@ type deletionCounter struct {
 
 type namespacedClass struct {
 	namespace string
-	class     Class
+	class     lock.Class
 }
 
 // touch starts the series of l's namespace and class at 0.
-func (c *deletionCounter) touch(l *Lease) { c.of(l.Namespace(), l.Class) }
+func (c *deletionCounter) touch(l *lock.Lease) { c.of(l.Namespace(), l.Class) }
 
-func (c *deletionCounter) inc(namespace string, class Class) { c.of(namespace, class).Inc() }
+func (c *deletionCounter) inc(namespace string, class lock.Class) { c.of(namespace, class).Inc() }
 
 // of returns the series of namespace and class, creating it at 0 on first use.
-func (c *deletionCounter) of(namespace string, class Class) prometheus.Counter {
+func (c *deletionCounter) of(namespace string, class lock.Class) prometheus.Counter {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, known := c.namespaces[namespace]; !known {

@@ -9,9 +9,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
-var testDeletions = HistoryOptions{Tenures: 4, Renewals: 3, Classes: []Class{ClassLeaderElection}, Deleted: time.Hour}
+var testDeletions = lock.HistoryOptions{Tenures: 4, Renewals: 3, Classes: []lock.Class{lock.ClassLeaderElection}, Deleted: time.Hour}
 
 // watchDeletions has the elector's store report to a deletions of its own, on its clock.
 func watchDeletions(e *elector) *deletions {
@@ -20,18 +22,18 @@ func watchDeletions(e *elector) *deletions {
 	return d
 }
 
-func tombstones(d *deletions) []*Tombstone {
-	var out []*Tombstone
-	d.RangeDeleted(func(t *Tombstone) { out = append(out, t) })
+func tombstones(d *deletions) []*lock.Tombstone {
+	var out []*lock.Tombstone
+	d.RangeDeleted(func(t *lock.Tombstone) { out = append(out, t) })
 	return out
 }
 
-func deletionsCounted(d *deletions, ns string, c Class) float64 {
+func deletionsCounted(d *deletions, ns string, c lock.Class) float64 {
 	return testutil.ToFloat64(d.counter.vec.WithLabelValues(ns, c.String()))
 }
 
 // only returns the one tombstone d keeps.
-func only(t *testing.T, d *deletions) *Tombstone {
+func only(t *testing.T, d *deletions) *lock.Tombstone {
 	t.Helper()
 	got := tombstones(d)
 	if len(got) != 1 {
@@ -50,14 +52,14 @@ func TestDeletedWhileHeldLeavesTombstone(t *testing.T) {
 		t.Fatalf("%d locks cached after the deletion", n)
 	}
 	ts := only(t, d)
-	if ts.Lock.Holder != "a" || !ts.Held || !ts.Live || ts.DeletedAt != sec(12*time.Second) || ts.Lock.UID != parseUID("u1") {
+	if ts.Lock.Holder != "a" || !ts.Held || !ts.Live || ts.DeletedAt != sec(12*time.Second) || ts.Lock.UID.String() != uidOf("u1") {
 		t.Fatalf("tombstone %+v, want u1 held by a, deleted live at 12 s", ts)
 	}
 	if ts.History == nil || len(ts.History.Tenures) != 1 {
 		t.Fatalf("tombstone history %+v, want a's tenure", ts.History)
 	}
-	wantTenure(t, ts.History.Tenures[0], "a", sec(2*time.Second), sec(10*time.Second), sec(12*time.Second), Deleted)
-	if got := deletionsCounted(d, "ns", ClassLeaderElection); got != 1 {
+	wantTenure(t, ts.History.Tenures[0], "a", sec(2*time.Second), sec(10*time.Second), sec(12*time.Second), lock.Deleted)
+	if got := deletionsCounted(d, "ns", lock.ClassLeaderElection); got != 1 {
 		t.Fatalf("deletions counted %v, want 1", got)
 	}
 }
@@ -73,7 +75,7 @@ func TestDeletedFreeLockIsNotHeld(t *testing.T) {
 	if ts.Held || ts.Lock.Holder != "" {
 		t.Fatalf("released lock's tombstone %+v, want not held", ts)
 	}
-	wantTenure(t, ts.History.Tenures[0], "a", sec(2*time.Second), sec(12*time.Second), sec(12*time.Second), Released)
+	wantTenure(t, ts.History.Tenures[0], "a", sec(2*time.Second), sec(12*time.Second), sec(12*time.Second), lock.Released)
 
 	e = startElection(t, testDeletions, 10*time.Second) // a stops renewing; its 15 s lease expires at 25 s
 	d = watchDeletions(e)
@@ -82,7 +84,7 @@ func TestDeletedFreeLockIsNotHeld(t *testing.T) {
 	if ts.Held || ts.Lock.Holder != "a" {
 		t.Fatalf("expired lock's tombstone %+v, want a, not held", ts)
 	}
-	wantTenure(t, ts.History.Tenures[0], "a", sec(2*time.Second), sec(10*time.Second), sec(25*time.Second), Expired)
+	wantTenure(t, ts.History.Tenures[0], "a", sec(2*time.Second), sec(10*time.Second), sec(25*time.Second), lock.Expired)
 }
 
 // recreated checks the record of a lock recreated with UID u2 by b: a new incarnation with a
@@ -90,17 +92,17 @@ func TestDeletedFreeLockIsNotHeld(t *testing.T) {
 func recreated(t *testing.T, e *elector, d *deletions, live bool) {
 	t.Helper()
 	l := e.j.lease(t)
-	if l.UID != parseUID("u2") || l.ObservedHolderChanges != 0 {
+	if l.UID.String() != uidOf("u2") || l.ObservedHolderChanges != 0 {
 		t.Fatalf("recreated lock: UID %s, %d holder changes; want u2 and none", l.UID, l.ObservedHolderChanges)
 	}
 	if h := e.history(t); len(h.Tenures) != 1 || h.Tenures[0].Holder != "b" {
 		t.Fatalf("recreated lock's history %+v, want b's tenure only", h.Tenures)
 	}
 	ts := only(t, d)
-	if ts.Lock.UID != parseUID("u1") || ts.Live != live || ts.Lock.Holder != "a" {
+	if ts.Lock.UID.String() != uidOf("u1") || ts.Live != live || ts.Lock.Holder != "a" {
 		t.Fatalf("tombstone %+v, want u1 held by a, live %v", ts, live)
 	}
-	if got := deletionsCounted(d, "ns", ClassLeaderElection); got != 1 {
+	if got := deletionsCounted(d, "ns", lock.ClassLeaderElection); got != 1 {
 		t.Fatalf("deletions counted %v, want 1", got)
 	}
 }
@@ -137,7 +139,7 @@ func TestRecreationIsNotAHolderChange(t *testing.T) {
 	e := startElection(t, testDeletions, 10*time.Second)
 	d := watchDeletions(e)
 	e.live("b", 12*time.Second, 12*time.Second)
-	if got := tombstones(d); len(got) != 0 || e.j.lease(t).ObservedHolderChanges != 1 || deletionsCounted(d, "ns", ClassLeaderElection) != 0 {
+	if got := tombstones(d); len(got) != 0 || e.j.lease(t).ObservedHolderChanges != 1 || deletionsCounted(d, "ns", lock.ClassLeaderElection) != 0 {
 		t.Fatalf("a holder change left %d tombstones, %d holder changes", len(got), e.j.lease(t).ObservedHolderChanges)
 	}
 }
@@ -149,7 +151,7 @@ func TestDeletionNoticedLate(t *testing.T) {
 	d := watchDeletions(e)
 	e.j.closeWatch()
 	_ = e.j.at(20*time.Second).store.Replace(nil, "")
-	if ts := only(t, d); ts.Live || !ts.Held || ts.DeletedAt != sec(20*time.Second) || ts.History.Tenures[0].Ended != Deleted {
+	if ts := only(t, d); ts.Live || !ts.Held || ts.DeletedAt != sec(20*time.Second) || ts.History.Tenures[0].Ended != lock.Deleted {
 		t.Fatalf("relisted deletion's tombstone %+v, want not live, held (its lease ran to 25 s), ended deleted", ts)
 	}
 
@@ -170,7 +172,7 @@ func TestTombstonesBoundedAndExpire(t *testing.T) {
 	for i := range MaxTombstones + 10 {
 		r := rawLease(fmt.Sprint("u", i), "1", "a", now)
 		r.Name = fmt.Sprint("l", i)
-		d.gone(Project(r), now.UnixMicro(), true)
+		d.gone(lock.Project(r), now.UnixMicro(), true)
 	}
 	got := tombstones(d)
 	if len(got) != MaxTombstones || got[0].Lock.Name() != "l10" || got[len(got)-1].Lock.Name() != fmt.Sprint("l", MaxTombstones+9) {
@@ -185,17 +187,17 @@ func TestTombstonesBoundedAndExpire(t *testing.T) {
 		t.Fatalf("%d tombstones past the retention", n)
 	}
 	node := rawLease("n1", "1", "node-1", now)
-	node.Namespace = nodeLeaseNamespace
-	d.gone(Project(node), now.UnixMicro(), true)
-	if n := len(tombstones(d)); n != 0 || deletionsCounted(d, nodeLeaseNamespace, ClassNodeHeartbeat) != 1 {
-		t.Fatalf("a node Lease's deletion left %d tombstones, counted %v; want none, 1", n, deletionsCounted(d, nodeLeaseNamespace, ClassNodeHeartbeat))
+	node.Namespace = "kube-node-lease"
+	d.gone(lock.Project(node), now.UnixMicro(), true)
+	if n := len(tombstones(d)); n != 0 || deletionsCounted(d, "kube-node-lease", lock.ClassNodeHeartbeat) != 1 {
+		t.Fatalf("a node Lease's deletion left %d tombstones, counted %v; want none, 1", n, deletionsCounted(d, "kube-node-lease", lock.ClassNodeHeartbeat))
 	}
 	off := testDeletions
 	off.Deleted = 0
 	d = newDeletions(off, func() time.Time { return now }, newMetrics(prometheus.NewRegistry()))
-	d.gone(Project(rawLease("u1", "1", "a", now)), now.UnixMicro(), true)
-	if n := len(tombstones(d)); n != 0 || deletionsCounted(d, "ns", ClassLeaderElection) != 1 {
-		t.Fatalf("retention 0 kept %d tombstones, counted %v", n, deletionsCounted(d, "ns", ClassLeaderElection))
+	d.gone(lock.Project(rawLease("u1", "1", "a", now)), now.UnixMicro(), true)
+	if n := len(tombstones(d)); n != 0 || deletionsCounted(d, "ns", lock.ClassLeaderElection) != 1 {
+		t.Fatalf("retention 0 kept %d tombstones, counted %v", n, deletionsCounted(d, "ns", lock.ClassLeaderElection))
 	}
 }
 
@@ -205,23 +207,23 @@ func TestTombstonesBoundedAndExpire(t *testing.T) {
 func TestDeletionCounterBoundsNamespaces(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	d := newDeletions(testDeletions, time.Now, newMetrics(reg))
-	d.firstSight(Project(rawLease("u", "1", "a", t0)))
-	if n := testutil.CollectAndCount(d.counter.vec); n != 1 || deletionsCounted(d, "ns", ClassLeaderElection) != 0 {
+	d.firstSight(lock.Project(rawLease("u", "1", "a", t0)))
+	if n := testutil.CollectAndCount(d.counter.vec); n != 1 || deletionsCounted(d, "ns", lock.ClassLeaderElection) != 0 {
 		t.Fatalf("after the first sight of a lock: %d series, want ns's at 0", n)
 	}
 	for i := range maxDeletionNamespaces + 3 {
 		r := rawLease("u", "1", "a", t0)
 		r.Namespace = fmt.Sprint("ns-", i)
-		d.gone(Project(r), t0.UnixMicro(), true)
-		d.gone(Project(r), t0.UnixMicro(), true)
+		d.gone(lock.Project(r), t0.UnixMicro(), true)
+		d.gone(lock.Project(r), t0.UnixMicro(), true)
 	}
 	if n := testutil.CollectAndCount(d.counter.vec); n != maxDeletionNamespaces+1 { // ns and 499 of ns-*
 		t.Fatalf("%d series, want %d namespaces and %s", n, maxDeletionNamespaces, otherNamespace)
 	}
-	if got := deletionsCounted(d, otherNamespace, ClassLeaderElection); got != 8 { // ns-499 to ns-502, twice
+	if got := deletionsCounted(d, otherNamespace, lock.ClassLeaderElection); got != 8 { // ns-499 to ns-502, twice
 		t.Fatalf("%s counted %v, want 8", otherNamespace, got)
 	}
-	if got := deletionsCounted(d, "ns-0", ClassLeaderElection); got != 2 {
+	if got := deletionsCounted(d, "ns-0", lock.ClassLeaderElection); got != 2 {
 		t.Fatalf("ns-0 counted %v, want 2", got)
 	}
 }
@@ -230,13 +232,13 @@ func TestDeletionCounterBoundsNamespaces(t *testing.T) {
 // locks with the default history full of distinct holders (the worst case), and holds it to
 // what docs/status-page.md says: under 1.5 MB in all.
 func TestTombstonesHeap(t *testing.T) {
-	opts := DefaultHistory
+	opts := lock.DefaultHistory
 	before := liveHeap()
 	now := time.Now()
 	clock := now
 	m := newMetrics(prometheus.NewRegistry())
 	d := newDeletions(opts, func() time.Time { return clock }, m)
-	s := newStore(leaseSource{}.decode, lockObservation(opts), nil, func() time.Time { return clock }, m)
+	s := newStore(leaseSource{}.decode, lock.Observation(opts), nil, func() time.Time { return clock }, m)
 	s.superseded = d.superseded
 	for i := range MaxTombstones {
 		_ = s.Add(electionLease(i, identity(i, 0), 0, now, now))

@@ -11,6 +11,8 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // electionLease is a leader-election Lease as hack/bench creates them: a controller's
@@ -48,15 +50,15 @@ func TestLiveHeapPerLeaseWithHistory(t *testing.T) {
 	const n = 100000
 	cases := []struct {
 		name          string
-		opts          HistoryOptions
+		opts          lock.HistoryOptions
 		electionEvery int
 		full          bool
 	}{
-		{"no history", HistoryOptions{}, 10, false},
-		{"default history, at sync", DefaultHistory, 10, false},
-		{"default history, rings full", DefaultHistory, 10, true},
-		{"all elections, no history", HistoryOptions{}, 1, false},
-		{"all elections, default, at sync", DefaultHistory, 1, false},
+		{"no history", lock.HistoryOptions{}, 10, false},
+		{"default history, at sync", lock.DefaultHistory, 10, false},
+		{"default history, rings full", lock.DefaultHistory, 10, true},
+		{"all elections, no history", lock.HistoryOptions{}, 1, false},
+		{"all elections, default, at sync", lock.DefaultHistory, 1, false},
 	}
 	var none float64
 	for _, tc := range cases {
@@ -76,13 +78,13 @@ func TestLiveHeapPerLeaseWithHistory(t *testing.T) {
 // heapPerLeaseWithHistory caches n Leases, every electionEvery-th a leader-election lock and
 // the rest node heartbeats, as an initial list does; full then has every leader-election
 // lock change holder and renew, seen live, until its rings are full.
-func heapPerLeaseWithHistory(n int, opts HistoryOptions, electionEvery int, full bool) float64 {
+func heapPerLeaseWithHistory(n int, opts lock.HistoryOptions, electionEvery int, full bool) float64 {
 	before := liveHeap()
 	m := newMetrics(prometheus.NewRegistry())
 	now := time.Now()
 	clock := now
 	h := newHealth(slog.New(slog.DiscardHandler), m, time.Now)
-	s := newScopes(leaseSource{}, lockObservation(opts), Clients{}, []string{""}, Options{}, func() time.Time { return clock }, m, h)[0].store
+	s := newScopes(leaseSource{}, lock.Observation(opts), Clients{}, []string{""}, Options{}, func() time.Time { return clock }, m, h)[0].store
 	for i := range n {
 		if i%electionEvery == 0 {
 			_ = s.Add(electionLease(i, identity(i, 0), 0, now, now))
@@ -110,13 +112,13 @@ func heapPerLeaseWithHistory(n int, opts HistoryOptions, electionEvery int, full
 func BenchmarkStoreUpdateHistory(b *testing.B) {
 	for _, tc := range []struct {
 		name string
-		opts HistoryOptions
-	}{{"none", HistoryOptions{}}, {"default", DefaultHistory}} {
+		opts lock.HistoryOptions
+	}{{"none", lock.HistoryOptions{}}, {"default", lock.DefaultHistory}} {
 		b.Run(tc.name, func(b *testing.B) {
 			const n = 1000
 			m := newMetrics(prometheus.NewRegistry())
 			h := newHealth(slog.New(slog.DiscardHandler), m, time.Now)
-			s := newScopes(leaseSource{}, lockObservation(tc.opts), Clients{}, []string{""}, Options{}, time.Now, m, h)[0].store
+			s := newScopes(leaseSource{}, lock.Observation(tc.opts), Clients{}, []string{""}, Options{}, time.Now, m, h)[0].store
 			start := time.Now()
 			leases := make([]*coordinationv1.Lease, n)
 			for i := range n {

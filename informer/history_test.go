@@ -4,19 +4,20 @@ import (
 	"fmt"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
-var testHistory = HistoryOptions{Tenures: 4, Renewals: 3, Classes: []Class{ClassLeaderElection}}
+var testHistory = lock.HistoryOptions{Tenures: 4, Renewals: 3, Classes: []lock.Class{lock.ClassLeaderElection}}
 
 // newHistoryJudge is a judgeClock whose store keeps history as opts say.
-func newHistoryJudge(opts HistoryOptions) *judgeClock {
+func newHistoryJudge(opts lock.HistoryOptions) *judgeClock {
 	j := &judgeClock{now: t0}
-	j.store = newStore(leaseSource{}.decode, lockObservation(opts), nil, func() time.Time { return j.now },
+	j.store = newStore(leaseSource{}.decode, lock.Observation(opts), nil, func() time.Time { return j.now },
 		newMetrics(prometheus.NewRegistry()))
 	return j
 }
@@ -43,7 +44,7 @@ func (e *elector) live(holder string, at, acquired time.Duration) {
 	_ = e.j.at(at).store.Update(e.write(holder, at, acquired))
 }
 
-func (e *elector) history(t *testing.T) HistorySnapshot {
+func (e *elector) history(t *testing.T) lock.HistorySnapshot {
 	t.Helper()
 	h := e.j.lease(t).History()
 	if h == nil {
@@ -56,7 +57,7 @@ func sec(d time.Duration) int64 { return t0.Add(d).UnixMicro() }
 
 // startElection opens the watch at 0 and has holder a create the Lease live at 2 s and renew
 // it every 2 s up to last.
-func startElection(t *testing.T, opts HistoryOptions, last time.Duration) *elector {
+func startElection(t *testing.T, opts lock.HistoryOptions, last time.Duration) *elector {
 	t.Helper()
 	j := newHistoryJudge(opts)
 	j.openWatch()
@@ -68,7 +69,7 @@ func startElection(t *testing.T, opts HistoryOptions, last time.Duration) *elect
 	return e
 }
 
-func wantTenure(t *testing.T, got Tenure, holder string, from, lastRenew, to int64, ended Ending) {
+func wantTenure(t *testing.T, got lock.Tenure, holder string, from, lastRenew, to int64, ended lock.Ending) {
 	t.Helper()
 	if got.Holder != holder || got.From != from || got.LastRenew != lastRenew || got.To != to || got.Ended != ended {
 		t.Fatalf("tenure %+v, want holder %q from %d last renew %d to %d ended %q", got, holder, from, lastRenew, to, ended)
@@ -84,8 +85,8 @@ func TestHistoryCrashFailoverEndsExpired(t *testing.T) {
 	if len(h.Tenures) != 2 {
 		t.Fatalf("%d tenures, want 2: %+v", len(h.Tenures), h.Tenures)
 	}
-	wantTenure(t, h.Tenures[0], "a", sec(2*time.Second), sec(10*time.Second), sec(25*time.Second), Expired)
-	wantTenure(t, h.Tenures[1], "b", sec(27*time.Second), sec(27*time.Second), 0, Holding)
+	wantTenure(t, h.Tenures[0], "a", sec(2*time.Second), sec(10*time.Second), sec(25*time.Second), lock.Expired)
+	wantTenure(t, h.Tenures[1], "b", sec(27*time.Second), sec(27*time.Second), 0, lock.Holding)
 	if !h.Tenures[0].Live || !h.Tenures[1].Live {
 		t.Fatal("tenures seen live on the watch are not marked live")
 	}
@@ -103,8 +104,8 @@ func TestHistoryGracefulHandoffEndsReleased(t *testing.T) {
 	if len(h.Tenures) != 2 {
 		t.Fatalf("%d tenures, want 2: %+v", len(h.Tenures), h.Tenures)
 	}
-	wantTenure(t, h.Tenures[0], "a", sec(2*time.Second), sec(10*time.Second), sec(10*time.Second), Released)
-	wantTenure(t, h.Tenures[1], "b", sec(11*time.Second), sec(11*time.Second), 0, Holding)
+	wantTenure(t, h.Tenures[0], "a", sec(2*time.Second), sec(10*time.Second), sec(10*time.Second), lock.Released)
+	wantTenure(t, h.Tenures[1], "b", sec(11*time.Second), sec(11*time.Second), 0, lock.Holding)
 }
 
 // b writes itself in at 5 s while a's lease is valid until 19 s: taken over, no gap.
@@ -112,7 +113,7 @@ func TestHistoryTakeoverOfValidLease(t *testing.T) {
 	e := startElection(t, testHistory, 4*time.Second)
 	e.live("b", 5*time.Second, 5*time.Second)
 	h := e.history(t)
-	wantTenure(t, h.Tenures[0], "a", sec(2*time.Second), sec(4*time.Second), sec(5*time.Second), TakenOver)
+	wantTenure(t, h.Tenures[0], "a", sec(2*time.Second), sec(4*time.Second), sec(5*time.Second), lock.TakenOver)
 }
 
 // A takeover within expiryTolerance of the expiry the exporter computed is an expiry: the
@@ -120,7 +121,7 @@ func TestHistoryTakeoverOfValidLease(t *testing.T) {
 func TestHistoryTakeoverJustBeforeExpiryIsExpiry(t *testing.T) {
 	e := startElection(t, testHistory, 10*time.Second)
 	e.live("b", 24500*time.Millisecond, 24500*time.Millisecond)
-	if got := e.history(t).Tenures[0]; got.Ended != Expired || got.To != sec(24500*time.Millisecond) {
+	if got := e.history(t).Tenures[0]; got.Ended != lock.Expired || got.To != sec(24500*time.Millisecond) {
 		t.Fatalf("tenure %+v, want expired, ended at the takeover", got)
 	}
 }
@@ -134,8 +135,8 @@ func TestHistorySameHolderBackAfterExpiry(t *testing.T) {
 	if len(h.Tenures) != 2 {
 		t.Fatalf("%d tenures, want 2: %+v", len(h.Tenures), h.Tenures)
 	}
-	wantTenure(t, h.Tenures[0], "a", sec(2*time.Second), sec(10*time.Second), sec(25*time.Second), Expired)
-	wantTenure(t, h.Tenures[1], "a", sec(40*time.Second), sec(40*time.Second), 0, Holding)
+	wantTenure(t, h.Tenures[0], "a", sec(2*time.Second), sec(10*time.Second), sec(25*time.Second), lock.Expired)
+	wantTenure(t, h.Tenures[1], "a", sec(40*time.Second), sec(40*time.Second), 0, lock.Holding)
 }
 
 // The rings keep the newest Tenures tenures and Renewals intervals, oldest first.
@@ -160,9 +161,6 @@ func TestHistoryRingsAreBounded(t *testing.T) {
 	}
 	if fmt.Sprint(h.RenewalIntervals) != "[3000 4000 5000]" {
 		t.Fatalf("renewal intervals %v, want the newest 3 [3000 4000 5000]", h.RenewalIntervals)
-	}
-	if cap(e.j.lease(t).History().tenures) > testHistory.Tenures {
-		t.Fatalf("tenure ring grew to capacity %d past its bound %d", cap(e.j.lease(t).History().tenures), testHistory.Tenures)
 	}
 }
 
@@ -192,7 +190,7 @@ func TestHistoryRelistsDoNotInventChanges(t *testing.T) {
 	_ = e.j.at(7*time.Second).store.Replace([]any{same}, "")
 	_ = e.j.at(8*time.Second).store.Replace([]any{e.write("a", 8*time.Second, 2*time.Second)}, "")
 	h := e.history(t)
-	if fmt.Sprint(h) != fmt.Sprint(HistorySnapshot{Tenures: []Tenure{{"a", sec(2 * time.Second), sec(8 * time.Second), 0, Holding, true}},
+	if fmt.Sprint(h) != fmt.Sprint(lock.HistorySnapshot{Tenures: []lock.Tenure{{Holder: "a", From: sec(2 * time.Second), LastRenew: sec(8 * time.Second), To: 0, Ended: lock.Holding, Live: true}},
 		RenewalIntervals: before.RenewalIntervals}) {
 		t.Fatalf("after relists of a's renewals: %+v (before %+v)", h, before)
 	}
@@ -202,7 +200,7 @@ func TestHistoryRelistsDoNotInventChanges(t *testing.T) {
 	if len(h.Tenures) != 2 {
 		t.Fatalf("%d tenures after relists showing one change, want 2: %+v", len(h.Tenures), h.Tenures)
 	}
-	wantTenure(t, h.Tenures[0], "a", sec(2*time.Second), sec(8*time.Second), sec(10*time.Second), Unknown)
+	wantTenure(t, h.Tenures[0], "a", sec(2*time.Second), sec(8*time.Second), sec(10*time.Second), lock.Unknown)
 	if b := h.Tenures[1]; b.Holder != "b" || b.From != sec(10*time.Second) || b.Live {
 		t.Fatalf("b's tenure %+v, want from its acquireTime 10 s, not live", b)
 	}
@@ -212,16 +210,16 @@ func TestHistoryRelistsDoNotInventChanges(t *testing.T) {
 // history of size 0 is no history at all.
 func TestHistoryOnlyForConfiguredClasses(t *testing.T) {
 	node := rawLease("u1", "1", "n", t0)
-	node.Namespace = nodeLeaseNamespace
+	node.Namespace = "kube-node-lease"
 	for _, tc := range []struct {
 		name  string
-		opts  HistoryOptions
+		opts  lock.HistoryOptions
 		lease *coordinationv1.Lease
 		keeps bool
 	}{
 		{"leader election", testHistory, rawLease("u1", "1", "a", t0), true},
 		{"node heartbeat", testHistory, node, false},
-		{"disabled", HistoryOptions{Tenures: 0, Renewals: 3, Classes: testHistory.Classes}, rawLease("u1", "1", "a", t0), false},
+		{"disabled", lock.HistoryOptions{Tenures: 0, Renewals: 3, Classes: testHistory.Classes}, rawLease("u1", "1", "a", t0), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := newHistoryJudge(tc.opts)
@@ -231,89 +229,5 @@ func TestHistoryOnlyForConfiguredClasses(t *testing.T) {
 				t.Fatalf("keeps history: %v, want %v", keeps, tc.keeps)
 			}
 		})
-	}
-}
-
-// A lock found in the initial list keeps no History of its own: every such lock shares one
-// rareFields whose History holds nothing, and History builds the tenure its record says.
-// Observing it allocates nothing beyond what the record without history allocates. A relist
-// showing it unchanged, or showing a renewal its record explains, keeps it that way; its
-// first renewal seen live allocates its own History, which then goes on from that tenure.
-func TestHistoryListedLockAllocatesNothingUntilItChanges(t *testing.T) {
-	j := newHistoryJudge(testHistory)
-	e := &elector{j: j, uid: "u1"}
-	other := rawLease("u2", "1", "b", t0)
-	other.Name = "other"
-	_ = j.at(3*time.Second).store.Replace([]any{e.write("a", 2*time.Second, time.Second), other}, "")
-	l, o := j.lease(t), cached(t, j.store, "ns/other")
-	if l.rare == nil || !l.rare.history.inRecord || l.rare != o.rare {
-		t.Fatalf("listed locks carry rare fields %+v and %+v, want one shared, holding no history of their own", l.rare, o.rare)
-	}
-	want := HistorySnapshot{Tenures: []Tenure{{Holder: "a", From: sec(time.Second), LastRenew: sec(2 * time.Second)}}}
-	if got := e.history(t); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("history of a listed lock %+v, want its record's tenure %+v", got, want)
-	}
-
-	obs, rec := lockObservation(testHistory), Project(e.write("a", 4*time.Second, time.Second))
-	if allocs := testing.AllocsPerRun(100, func() { rec.rare = nil; obs(nil, rec, sec(5*time.Second), false) }); allocs != 0 {
-		t.Fatalf("observing a listed lock with history allocates %v times, want 0", allocs)
-	}
-
-	_ = j.at(8*time.Second).store.Replace([]any{e.write("a", 6*time.Second, time.Second), other}, "")
-	if l := j.lease(t); !l.rare.history.inRecord {
-		t.Fatal("a relist showing a renewal by the same holder allocated a history")
-	}
-	j.openWatch()
-	e.live("a", 10*time.Second, time.Second)
-	l = j.lease(t)
-	if l.rare.history.inRecord || l.rare == o.rare {
-		t.Fatal("a renewal seen live left the lock without a history of its own")
-	}
-	want.Tenures[0].LastRenew = sec(10 * time.Second)
-	if got := e.history(t); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("history after the first live renewal %+v, want %+v", got, want)
-	}
-	e.live("a", 12*time.Second, time.Second)
-	if got := e.history(t).RenewalIntervals; fmt.Sprint(got) != "[2000]" {
-		t.Fatalf("renewal intervals %v after two live renewals, want [2000]", got)
-	}
-}
-
-// Renewals of a lock whose only rare field is its history share one rareFields and one
-// holder string: history costs no allocation per renewal.
-func TestHistoryRenewalsShareRecordFields(t *testing.T) {
-	e := startElection(t, testHistory, 4*time.Second)
-	prev := e.j.lease(t)
-	e.live("a", 6*time.Second, 2*time.Second)
-	next := e.j.lease(t)
-	if prev == next || prev.rare != next.rare {
-		t.Fatal("a renewal allocated new rare fields for the history")
-	}
-	if unsafe.StringData(next.Holder) != unsafe.StringData(next.History().tenures[0].Holder) {
-		t.Fatal("the record and its tenure hold two copies of the holder")
-	}
-}
-
-// A listed lock's last holder change comes from its record, without building the history the
-// list page would otherwise allocate per lock, and agrees with that history's newest tenure.
-func TestLastHolderChangeOfListedLockAgreesWithItsHistory(t *testing.T) {
-	j := newHistoryJudge(testHistory)
-	e := &elector{j: j, uid: "u1"}
-	released := rawLease("u2", "1", "", t0)
-	released.Name = "released"
-	_ = j.at(3*time.Second).store.Replace([]any{e.write("a", 2*time.Second, time.Second), released}, "")
-	l, r := j.lease(t), cached(t, j.store, "ns/released")
-	if !l.rare.history.inRecord {
-		t.Fatal("the listed lock has a history of its own; this test needs one its record says")
-	}
-	tenures := l.History().Snapshot().Tenures
-	if got, want := l.LastHolderChange(), tenures[len(tenures)-1].From; got != want || got != sec(time.Second) {
-		t.Fatalf("last holder change %d, want %d, the start of its record's tenure (%d)", got, want, sec(time.Second))
-	}
-	if allocs := testing.AllocsPerRun(100, func() { l.LastHolderChange() }); allocs != 0 {
-		t.Fatalf("LastHolderChange of a listed lock allocates %v times, want 0", allocs)
-	}
-	if got := r.LastHolderChange(); got != 0 {
-		t.Fatalf("last holder change of a listed lock with no holder %d, want 0 (no tenure)", got)
 	}
 }

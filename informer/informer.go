@@ -10,8 +10,9 @@
 //
 // Every kind of object comes from a source (source.go: list, watch, decode); per source and
 // watched namespace, a scope (scope.go) runs one reflector into one store (store.go), which
-// passes every event through observeLock (observe.go). Health (health.go) judges the whole view
-// from the scopes' reports. docs/architecture.md draws the picture.
+// passes every event through the records' observation (lock.Observation: the records, their
+// decoding, history and judgement are package informer/lock's). Health (health.go) judges the
+// whole view from the scopes' reports. docs/architecture.md draws the picture.
 package informer
 
 import (
@@ -29,6 +30,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // View is what the collector may see of the cache: read-only records, whether the cache has
@@ -37,7 +39,7 @@ type View interface {
 	// HasSynced reports whether the initial list of every watched namespace is in the cache.
 	HasSynced() bool
 	// Range calls fn for every cached Lease. fn must not modify or retain the record's fields.
-	Range(fn func(*Lease))
+	Range(fn func(*lock.Lease))
 	// FreshAsOf returns the latest time at which the cache is known to match the API server.
 	FreshAsOf(now time.Time) time.Time
 }
@@ -47,11 +49,11 @@ type View interface {
 type Cache struct {
 	clients Clients
 	host    string
-	scopes  []runner         // every scope of every source
-	locks   []*store[*Lease] // the stores of the lock sources' scopes, which Range reads
+	scopes  []runner              // every scope of every source
+	locks   []*store[*lock.Lease] // the stores of the lock sources' scopes, which Range reads
 	// candidates are the stores of the LeaseCandidate scopes, empty until DiscoverCandidates
 	// finds the API served and readable.
-	candidates []*store[*Candidate]
+	candidates []*store[*lock.Candidate]
 	opts       Options
 	logger     *slog.Logger
 	health     *health
@@ -73,7 +75,7 @@ type CandidateView interface {
 	WatchingCandidates() bool
 	// RangeCandidates calls fn for every cached LeaseCandidate. fn must not modify or retain
 	// the record's fields.
-	RangeCandidates(fn func(*Candidate))
+	RangeCandidates(fn func(*lock.Candidate))
 }
 
 // CoordinatedView is a View with its LeaseCandidates: what the candidate collector reads,
@@ -151,12 +153,12 @@ func newCache(opts Options, logger *slog.Logger, reg prometheus.Registerer) *Cac
 }
 
 // addSources builds the scopes of every source: one per lock kind in opts.Locks, each
-// built as its row of lockKinds says. A kind with its own record type gets its own stores
+// built as its row of the kinds table says (sourceOf). A kind with its own record type gets its own stores
 // the same way (DiscoverCandidates).
 func (l *Cache) addSources(c Clients, opts Options) {
 	l.clients = c
 	for _, k := range opts.locks() {
-		l.addLocks(k.source(), opts)
+		l.addLocks(sourceOf(k), opts)
 		if k.Annotation() {
 			l.health.metrics.countParseErrors(k)
 		}
@@ -164,13 +166,13 @@ func (l *Cache) addSources(c Clients, opts Options) {
 }
 
 // addLocks adds the scopes of a lock source, whose records are Leases.
-func (l *Cache) addLocks(src source[*Lease], opts Options) {
+func (l *Cache) addLocks(src source[*lock.Lease], opts Options) {
 	namespaces := opts.Namespaces
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	observe := lockObservation(opts.History)
-	observeLock := func(prev, next *Lease, now int64, live bool) *Lease {
+	observe := lock.Observation(opts.History)
+	observeLock := func(prev, next *lock.Lease, now int64, live bool) *lock.Lease {
 		rec := observe(prev, next, now, live)
 		if prev == nil || prev.UID != rec.UID {
 			l.deleted.firstSight(rec)
@@ -189,21 +191,21 @@ func (l *Cache) addLocks(src source[*Lease], opts Options) {
 // not be read in full: each unreadable field is counted, and the object is logged once, when
 // it is first seen so (not on every renewal of the same broken record). Reflectors of several
 // scopes call it concurrently.
-func (l *Cache) reportProblems(prev, rec *Lease) *Lease {
+func (l *Cache) reportProblems(prev, rec *lock.Lease) *lock.Lease {
 	if rec == prev {
 		return rec // the same version: already reported
 	}
-	problems := rec.recordProblems()
+	problems := rec.RecordProblems()
 	if len(problems) == 0 {
 		return rec
 	}
 	for _, p := range problems {
 		l.health.metrics.parseErrors.WithLabelValues(rec.Kind().String(), string(p.Reason)).Inc()
 	}
-	if prev == nil || prev.UID != rec.UID || prev.recordProblems() == nil {
+	if prev == nil || prev.UID != rec.UID || prev.RecordProblems() == nil {
 		l.logger.Warn("lock's leader record only partly readable; exporting what could be read",
 			"kind", rec.Kind().String(), "namespace", rec.Namespace(), "name", rec.Name(),
-			"annotation", leaderrecord.Annotation, "problems", describeProblems(problems))
+			"annotation", leaderrecord.Annotation, "problems", lock.DescribeProblems(problems))
 	}
 	return rec
 }
@@ -246,7 +248,7 @@ func (l *Cache) DiscoverCandidates(ctx context.Context, timeout time.Duration) e
 	// components set none), so any selector would drop them all.
 	opts := l.opts
 	opts.LeaseSelector = ""
-	for _, s := range newScopes(candidateSource{version}, observeCandidate, l.clients, namespaces, opts, opts.now(), l.health.metrics, l.health) {
+	for _, s := range newScopes(candidateSource{version}, lock.ObserveCandidate, l.clients, namespaces, opts, opts.now(), l.health.metrics, l.health) {
 		l.scopes = append(l.scopes, s)
 		l.candidates = append(l.candidates, s.store)
 	}
@@ -260,7 +262,7 @@ func (l *Cache) WatchingCandidates() bool { return len(l.candidates) > 0 }
 
 // RangeCandidates calls fn for every cached LeaseCandidate; none while they are not watched.
 // fn must not modify or retain the record's fields.
-func (l *Cache) RangeCandidates(fn func(*Candidate)) { rangeStores(l.candidates, fn) }
+func (l *Cache) RangeCandidates(fn func(*lock.Candidate)) { rangeStores(l.candidates, fn) }
 
 // Start starts watching; the reflectors stop when ctx is done.
 func (l *Cache) Start(ctx context.Context) {
@@ -293,7 +295,7 @@ func (l *Cache) HasSynced() bool {
 }
 
 // Range implements View.
-func (l *Cache) Range(fn func(*Lease)) { rangeStores(l.locks, fn) }
+func (l *Cache) Range(fn func(*lock.Lease)) { rangeStores(l.locks, fn) }
 
 // rangeStores calls fn for every record of stores, one store's snapshot at a time, reusing
 // one buffer: a scrape at 100k Leases then copies pointers without growing a slice per store.
@@ -308,7 +310,7 @@ func rangeStores[R record[R]](stores []*store[R], fn func(R)) {
 }
 
 // RangeDeleted implements DeletionView.
-func (l *Cache) RangeDeleted(fn func(*Tombstone)) { l.deleted.RangeDeleted(fn) }
+func (l *Cache) RangeDeleted(fn func(*lock.Tombstone)) { l.deleted.RangeDeleted(fn) }
 
 // FreshAsOf implements View.
 func (l *Cache) FreshAsOf(now time.Time) time.Time { return l.health.FreshAsOf(now) }

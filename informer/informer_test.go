@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
 )
 
@@ -28,7 +29,7 @@ func TestNewFromConfig(t *testing.T) {
 		t.Fatalf("zero Options: %v", err)
 	}
 	// The one option New checks; the command validates the others (cmd's TestWatchFlagsValidate).
-	if _, err := New(cfg, Options{Locks: []Kind{Kind(len(lockKinds))}}, nil, prometheus.NewRegistry()); err == nil {
+	if _, err := New(cfg, Options{Locks: []lock.Kind{lock.Kind(len(lock.Kinds))}}, nil, prometheus.NewRegistry()); err == nil {
 		t.Fatal("a lock kind outside the table accepted")
 	}
 }

@@ -6,19 +6,18 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // leaseSource is the source of coordination.k8s.io/v1 Leases, typed and in protobuf.
 type leaseSource struct{}
 
-var _ source[*Lease] = leaseSource{}
+var _ source[*lock.Lease] = leaseSource{}
 
 // newLeaseSource is KindLease's source (lockKinds): the typed client needs nothing more.
-func newLeaseSource(Kind, schema.GroupVersionResource) source[*Lease] { return leaseSource{} }
-
-func (leaseSource) resource() string { return KindLease.qualifiedResource() }
+func (leaseSource) resource() string { return lock.KindLease.QualifiedResource() }
 
 func (leaseSource) object() runtime.Object { return &coordinationv1.Lease{} }
 
@@ -37,10 +36,10 @@ func (leaseSource) watch(ctx context.Context, c Clients, namespace string, opts 
 	return c.Watch.CoordinationV1().Leases(namespace).Watch(ctx, opts)
 }
 
-func (leaseSource) decode(obj any) (*Lease, bool) {
+func (leaseSource) decode(obj any) (*lock.Lease, bool) {
 	l, ok := obj.(*coordinationv1.Lease)
 	if !ok {
 		return nil, false
 	}
-	return Project(l), true
+	return lock.Project(l), true
 }

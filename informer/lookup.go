@@ -1,10 +1,12 @@
 package informer
 
+import "github.com/lease-exporter/lease-exporter/informer/lock"
+
 // Has reports whether a lock of the kind is cached as namespace/name. --expect asks it for
 // each expected lock at every scrape: a map lookup per store (one per watched kind and
 // namespace scope), where a pass over the view would visit every lock.
-func (l *Cache) Has(kind Kind, namespace, name string) bool {
-	key := namespace + "/" + name // a Lease's storeKey
+func (l *Cache) Has(kind lock.Kind, namespace, name string) bool {
+	key := namespace + "/" + name // a Lease's StoreKey
 	for _, s := range l.locks {
 		if r, ok := s.get(key); ok && r.Kind() == kind {
 			return true

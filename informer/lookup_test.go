@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // TestHasFindsALockByKindNamespaceAndName: Has answers from the stores of every kind, tells
@@ -14,15 +16,15 @@ func TestHasFindsALockByKindNamespaceAndName(t *testing.T) {
 		configMapSource: {lockMeta("a", "py", "u1", "1", pythonRecord)},
 	})
 	for _, c := range []struct {
-		kind      Kind
+		kind      lock.Kind
 		ns, name  string
 		wantFound bool
 	}{
-		{KindConfigMap, "a", "py", true},
-		{KindLease, "a", "py", false},
-		{KindEndpoints, "a", "py", false},
-		{KindConfigMap, "b", "py", false},
-		{KindConfigMap, "a", "p", false},
+		{lock.KindConfigMap, "a", "py", true},
+		{lock.KindLease, "a", "py", false},
+		{lock.KindEndpoints, "a", "py", false},
+		{lock.KindConfigMap, "b", "py", false},
+		{lock.KindConfigMap, "a", "p", false},
 	} {
 		if got := f.leases.Has(c.kind, c.ns, c.name); got != c.wantFound {
 			t.Errorf("Has(%s, %s/%s) = %v, want %v", c.kind, c.ns, c.name, got, c.wantFound)
@@ -32,12 +34,12 @@ func TestHasFindsALockByKindNamespaceAndName(t *testing.T) {
 	if _, err := leases.Create(context.Background(), rawLeaseIn("a", "py"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	f.waitFor(t, "the Lease a/py found", func() bool { return f.leases.Has(KindLease, "a", "py") })
+	f.waitFor(t, "the Lease a/py found", func() bool { return f.leases.Has(lock.KindLease, "a", "py") })
 	if err := leases.Delete(context.Background(), "py", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	f.waitFor(t, "the deleted Lease a/py gone", func() bool { return !f.leases.Has(KindLease, "a", "py") })
-	if !f.leases.Has(KindConfigMap, "a", "py") {
+	f.waitFor(t, "the deleted Lease a/py gone", func() bool { return !f.leases.Has(lock.KindLease, "a", "py") })
+	if !f.leases.Has(lock.KindConfigMap, "a", "py") {
 		t.Error("deleting the Lease a/py lost the ConfigMap lock a/py")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // metrics are the informer's self-metrics: how well the exporter sees the API server.
@@ -66,7 +67,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 }
 
 // countParseErrors starts the parse error series of an annotation lock kind at zero.
-func (m *metrics) countParseErrors(k Kind) {
+func (m *metrics) countParseErrors(k lock.Kind) {
 	for _, r := range leaderrecord.Reasons {
 		m.parseErrors.WithLabelValues(k.String(), string(r))
 	}

@@ -7,13 +7,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1 "k8s.io/api/coordination/v1"
+
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // judgeClock is the exporter's clock in the judgement tests, with a Lease store whose watch
 // the test opens and closes: events from a second after it opened are live.
 type judgeClock struct {
 	now   time.Time
-	store *store[*Lease]
+	store *store[*lock.Lease]
 }
 
 func newJudge() *judgeClock {
@@ -26,7 +28,7 @@ func newJudge() *judgeClock {
 func (j *judgeClock) at(d time.Duration) *judgeClock { j.now = t0.Add(d); return j }
 func (j *judgeClock) openWatch()                     { j.store.liveFrom.Store(j.now.Add(replayGrace).UnixMicro()) }
 func (j *judgeClock) closeWatch()                    { j.store.liveFrom.Store(0) }
-func (j *judgeClock) lease(t *testing.T) *Lease      { t.Helper(); return cached(t, j.store, "ns/l") }
+func (j *judgeClock) lease(t *testing.T) *lock.Lease { t.Helper(); return cached(t, j.store, "ns/l") }
 func (j *judgeClock) held(t *testing.T, at time.Duration) bool {
 	t.Helper()
 	return j.lease(t).Held(t0.Add(at).UnixMicro())

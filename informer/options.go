@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/informer/sharding"
 )
 
@@ -18,7 +19,7 @@ import (
 // in the flags' words.
 type Options struct {
 	// Locks are the kinds of lock objects to watch; empty means Leases only.
-	Locks []Kind
+	Locks []lock.Kind
 	// Namespaces to watch; empty means all.
 	Namespaces []string
 	// ExcludeNamespaces are never watched (applied server-side with a field selector).
@@ -35,7 +36,7 @@ type Options struct {
 	// DiscoverCandidates otherwise enables wherever the API server serves them.
 	NoCandidates bool
 	// History bounds the election history kept per lock; the zero value keeps none.
-	History HistoryOptions
+	History lock.HistoryOptions
 	// Now is the clock; nil means time.Now. Tests replace it.
 	Now func() time.Time
 }
@@ -48,7 +49,7 @@ const MaxWatchBatch = 5 * time.Second
 // options.Validate), and a Kind is an open number no flag can produce.
 func (o Options) checkLocks() error {
 	for _, k := range o.Locks {
-		if !k.valid() {
+		if !k.Valid() {
 			return fmt.Errorf("invalid lock kind %d", k)
 		}
 	}
@@ -56,9 +57,9 @@ func (o Options) checkLocks() error {
 }
 
 // locks returns the lock kinds to watch, each once, in Kind order.
-func (o Options) locks() []Kind {
+func (o Options) locks() []lock.Kind {
 	if len(o.Locks) == 0 {
-		return []Kind{KindLease}
+		return []lock.Kind{lock.KindLease}
 	}
 	kinds := slices.Clone(o.Locks)
 	slices.Sort(kinds)

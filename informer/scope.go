@@ -12,6 +12,8 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // scope is one list/watch of one source over one namespace ("" for all). It owns the
@@ -30,9 +32,9 @@ type scope[R record[R]] struct {
 }
 
 var (
-	_ cache.Queue                  = (*scope[*Lease])(nil)
-	_ cache.ReflectorBookmarkStore = (*scope[*Lease])(nil)
-	_ cache.TransformingStore      = (*scope[*Lease])(nil)
+	_ cache.Queue                  = (*scope[*lock.Lease])(nil)
+	_ cache.ReflectorBookmarkStore = (*scope[*lock.Lease])(nil)
+	_ cache.TransformingStore      = (*scope[*lock.Lease])(nil)
 )
 
 // newScopes returns one scope of src per namespace: namespaced RBAC (a Role per namespace)

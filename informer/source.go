@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
+
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // source is one kind of object the exporter watches (Leases, ConfigMap and Endpoints
@@ -17,7 +19,7 @@ import (
 // watch state), observation, server-side filters, sharding, freshness and self-metrics.
 //
 // A new lock kind implements source for its API object, typed or metadata-only, and is a row
-// of lockKinds (kinds.go), which addSources reads. A lock kind decodes into *Lease, so every
+// of the kinds table (lock/kinds.go), which addSources reads through sourceOf. A lock kind decodes into *Lease, so every
 // observation passes through observe; a kind with another record type (LeaseCandidate) brings
 // its record and observe function and gets its own stores from the same machinery.
 type source[R record[R]] interface {
@@ -44,10 +46,19 @@ type record[R any] interface {
 	comparable
 	runtime.Object
 	metav1.ObjectMetaAccessor
-	// storeKey is the record's key in its store, "namespace/name".
-	storeKey() string
-	// shardKey is what sharding hashes (see sharding.Of): a lock's own namespace and name.
-	shardKey() (namespace, name string)
+	// StoreKey is the record's key in its store, "namespace/name".
+	StoreKey() string
+	// ShardKey is what sharding hashes (see sharding.Of): a lock's own namespace and name.
+	ShardKey() (namespace, name string)
+}
+
+// sourceOf builds the source of a lock kind from its row of the kinds table (lock.Kind): an
+// annotation lock's object is read metadata-only (annotationSource), a Lease whole.
+func sourceOf(k lock.Kind) source[*lock.Lease] {
+	if k.Annotation() {
+		return newAnnotationSource(k, k.GVR())
+	}
+	return leaseSource{}
 }
 
 // keepFunc decides from a shard key whether this replica exports an object; nil keeps all.

@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // store is the cache of one scope, and the queue its reflector writes to: each event is
@@ -50,9 +52,9 @@ type store[R record[R]] struct {
 }
 
 var (
-	_ cache.Queue                  = (*store[*Lease])(nil)
-	_ cache.ReflectorBookmarkStore = (*store[*Lease])(nil)
-	_ cache.TransformingStore      = (*store[*Lease])(nil)
+	_ cache.Queue                  = (*store[*lock.Lease])(nil)
+	_ cache.ReflectorBookmarkStore = (*store[*lock.Lease])(nil)
+	_ cache.TransformingStore      = (*store[*lock.Lease])(nil)
 )
 
 func newStore[R record[R]](decode func(any) (R, bool), observe func(prev, next R, now int64, live bool) R, keep keepFunc,
@@ -68,7 +70,7 @@ func (s *store[R]) record(obj any) (R, bool) {
 	if !ok {
 		r, ok = s.decode(obj)
 	}
-	if !ok || s.keep != nil && !s.keep(r.shardKey()) {
+	if !ok || s.keep != nil && !s.keep(r.ShardKey()) {
 		var none R
 		return none, false
 	}
@@ -93,7 +95,7 @@ func (s *store[R]) upsert(obj any, now time.Time) {
 		s.forget(obj)
 		return
 	}
-	key := r.storeKey()
+	key := r.StoreKey()
 	prev := s.records[key] // the only writer may read without the lock
 	at := now.UnixMicro()
 	var none R
@@ -147,7 +149,7 @@ func (s *store[R]) Delete(obj any) error {
 	if !ok {
 		return nil
 	}
-	key := r.storeKey()
+	key := r.StoreKey()
 	prev, cached := s.records[key] // the only writer may read without the lock
 	if !cached {
 		return nil
@@ -182,7 +184,7 @@ func (s *store[R]) Replace(items []any, _ string) error {
 	}
 	next := make(map[string]R, len(kept))
 	for _, r := range kept {
-		key := r.storeKey()
+		key := r.StoreKey()
 		next[key] = s.observe(s.records[key], r, now, false) // a list shows what changed, not when
 	}
 	s.mu.Lock()

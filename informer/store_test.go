@@ -9,15 +9,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/lease-exporter/lease-exporter/informer/lock"
+
 	"k8s.io/client-go/tools/cache"
 )
 
 // newTestStore returns an empty Lease store whose clock advances a second per call.
-func newTestStore() *store[*Lease] { return newTestScope().store }
+func newTestStore() *store[*lock.Lease] { return newTestScope().store }
 
 // newTestScope returns a scope of all namespaces' Leases, with an empty store whose clock
 // advances a second per call, and its own health.
-func newTestScope() *scope[*Lease] {
+func newTestScope() *scope[*lock.Lease] {
 	now := t0
 	clock := func() time.Time { now = now.Add(time.Second); return now }
 	m := newMetrics(prometheus.NewRegistry())
@@ -25,11 +27,11 @@ func newTestScope() *scope[*Lease] {
 	return newScopes(leaseSource{}, observeLock, Clients{}, []string{""}, Options{}, clock, m, h)[0]
 }
 
-func cached(t *testing.T, s *store[*Lease], key string) *Lease {
+func cached(t *testing.T, s *store[*lock.Lease], key string) *lock.Lease {
 	t.Helper()
-	var found *Lease
+	var found *lock.Lease
 	for _, l := range s.list(nil) {
-		if l.key == key {
+		if l.StoreKey() == key {
 			found = l
 		}
 	}
@@ -132,7 +134,7 @@ func TestStreamingListRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, ok := rec.(*Lease)
+	l, ok := rec.(*lock.Lease)
 	if !ok || l.Holder != "a" {
 		t.Fatalf("Transformer returned %T", rec)
 	}

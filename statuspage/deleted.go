@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // Deleted is a lock incarnation (one UID) the exporter saw deleted within the retention
@@ -37,31 +38,31 @@ type Deleted struct {
 // lockKey is how the pages address a lock: kind, namespace and name.
 type lockKey struct{ kind, namespace, name string }
 
-func keyOf(l *informer.Lease) lockKey { return lockKey{l.Kind().String(), l.Namespace(), l.Name()} }
+func keyOf(l *lock.Lease) lockKey { return lockKey{l.Kind().String(), l.Namespace(), l.Name()} }
 
 // tombstones returns what view keeps of deleted locks, oldest deletion first; none for a
 // view without them (the tests' hand-built views).
-func tombstones(view informer.View) []*informer.Tombstone {
+func tombstones(view informer.View) []*lock.Tombstone {
 	dv, ok := view.(informer.DeletionView)
 	if !ok {
 		return nil
 	}
-	var out []*informer.Tombstone
-	dv.RangeDeleted(func(t *informer.Tombstone) { out = append(out, t) })
+	var out []*lock.Tombstone
+	dv.RangeDeleted(func(t *lock.Tombstone) { out = append(out, t) })
 	return out
 }
 
 // incarnations returns, for each lock with a tombstone, when the exporter first saw each of
 // its incarnations it still knows of: the tombstones' and the live one's, if any. A
 // tombstone's successor is the first incarnation seen at or after it went.
-func incarnations(view informer.View, tombs []*informer.Tombstone) map[lockKey][]int64 {
+func incarnations(view informer.View, tombs []*lock.Tombstone) map[lockKey][]int64 {
 	seen := make(map[lockKey][]int64, len(tombs))
 	for _, t := range tombs {
 		k := keyOf(t.Lock)
 		seen[k] = append(seen[k], t.Lock.FirstSeen)
 	}
 	if len(seen) > 0 {
-		view.Range(func(l *informer.Lease) {
+		view.Range(func(l *lock.Lease) {
 			if s, ok := seen[keyOf(l)]; ok {
 				seen[keyOf(l)] = append(s, l.FirstSeen)
 			}
@@ -71,7 +72,7 @@ func incarnations(view informer.View, tombs []*informer.Tombstone) map[lockKey][
 }
 
 // deletedOf formats t; firstSeen are the first sights of its lock's incarnations.
-func deletedOf(t *informer.Tombstone, firstSeen []int64) Deleted {
+func deletedOf(t *lock.Tombstone, firstSeen []int64) Deleted {
 	l := t.Lock
 	d := Deleted{Namespace: l.Namespace(), Name: l.Name(), Kind: l.Kind().String(), Class: l.Class.String(),
 		UID: l.UID.String(), Holder: l.Holder, Held: t.Held, DeletedAt: *timeOf(t.DeletedAt), SeenLive: t.Live}
@@ -92,7 +93,7 @@ func deletedOf(t *informer.Tombstone, firstSeen []int64) Deleted {
 
 // deletedList returns the tombstones of locks matching f (its health filter aside: a lock
 // that went is news either way), newest deletion first.
-func deletedList(view informer.View, tombs []*informer.Tombstone, f Filter) []Deleted {
+func deletedList(view informer.View, tombs []*lock.Tombstone, f Filter) []Deleted {
 	seen := incarnations(view, tombs)
 	out := []Deleted{}
 	for _, t := range slices.Backward(tombs) {
@@ -104,7 +105,7 @@ func deletedList(view informer.View, tombs []*informer.Tombstone, f Filter) []De
 }
 
 // newestTombstone returns the latest tombstone of the lock k, nil if none is kept.
-func newestTombstone(tombs []*informer.Tombstone, k lockKey) *informer.Tombstone {
+func newestTombstone(tombs []*lock.Tombstone, k lockKey) *lock.Tombstone {
 	for _, t := range slices.Backward(tombs) {
 		if keyOf(t.Lock) == k {
 			return t
@@ -115,7 +116,7 @@ func newestTombstone(tombs []*informer.Tombstone, k lockKey) *informer.Tombstone
 
 // previousIncarnation is, for a live lock l recreated within the retention, its previous
 // incarnation with its history; nil when none is kept.
-func previousIncarnation(view informer.View, tombs []*informer.Tombstone, l *informer.Lease) *Deleted {
+func previousIncarnation(view informer.View, tombs []*lock.Tombstone, l *lock.Lease) *Deleted {
 	t := newestTombstone(tombs, keyOf(l))
 	if t == nil || t.Lock.UID == l.UID {
 		return nil
@@ -132,7 +133,7 @@ const problemDeleted = "deleted"
 
 // buried is the detail of a lock that went, from its tombstone: its last state as judged
 // when it went, with its history and the deletion.
-func buried(view informer.View, tombs []*informer.Tombstone, t *informer.Tombstone) Detail {
+func buried(view informer.View, tombs []*lock.Tombstone, t *lock.Tombstone) Detail {
 	at := time.UnixMicro(t.DeletedAt)
 	d := detail(t.Lock, at)
 	d.Healthy, d.Problems = false, append([]string{problemDeleted}, d.Problems...)

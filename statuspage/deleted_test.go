@@ -7,16 +7,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
 )
 
 // deletionsView is a view with tombstones, as the informer's Cache has them.
 type deletionsView struct {
 	view
-	tombs []*informer.Tombstone
+	tombs []*lock.Tombstone
 }
 
-func (v deletionsView) RangeDeleted(fn func(*informer.Tombstone)) {
+func (v deletionsView) RangeDeleted(fn func(*lock.Tombstone)) {
 	for _, t := range v.tombs {
 		fn(t)
 	}
@@ -27,9 +28,9 @@ func (v deletionsView) RangeDeleted(fn func(*informer.Tombstone)) {
 // released at 20 s and found gone by a relist at 50 s; and the live lock orders/worker.
 func deletedFixture(t *testing.T) *Handler {
 	t.Helper()
-	o := informer.NewObserver(informer.DefaultHistory)
+	o := fake.NewObserver(lock.DefaultHistory)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
-	live := func(ns, name, uid string, rv int, holder string, s, acquired int) *informer.Lease {
+	live := func(ns, name, uid string, rv int, holder string, s, acquired int) *lock.Lease {
 		return o.Observe(lease(ns, name, uid, rv, holder, at(s), at(acquired)), at(s), true)
 	}
 	live("orders", "gone", "u-gone", 1, "a", 40, 40)
@@ -41,8 +42,8 @@ func deletedFixture(t *testing.T) *Handler {
 	live("billing", "free", "u-free", 1, "f", 10, 10)
 	live("billing", "free", "u-free", 2, "", 20, 20)
 	free := o.Delete("billing", "free", at(50), false)
-	v := deletionsView{view: view{synced: true, leases: []*informer.Lease{election(o, "orders", "worker"), reborn}},
-		tombs: []*informer.Tombstone{died, gone, free}}
+	v := deletionsView{view: view{synced: true, leases: []*lock.Lease{election(o, "orders", "worker"), reborn}},
+		tombs: []*lock.Tombstone{died, gone, free}}
 	return New(v, slog.New(slog.DiscardHandler), func() time.Time { return at(60) })
 }
 

@@ -1,5 +1,5 @@
 // Package statuspage serves the exporter's lease status pages and their JSON API: every
-// lock as the exporter judges it, and each lock's recent election history (informer.History).
+// lock as the exporter judges it, and each lock's recent election history (lock.History).
 // The pages are server-rendered by html/template, which escapes every holder identity; they
 // load nothing from elsewhere and run one inline script, allowed by a Content-Security-Policy
 // hash, that only sorts the table and submits the filter form.
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 const (
@@ -74,7 +75,7 @@ func kindOf(r *http.Request) string {
 	if k := r.URL.Query().Get("kind"); k != "" {
 		return k
 	}
-	return informer.KindLease.String()
+	return lock.KindLease.String()
 }
 
 func (h *Handler) listJSON(w http.ResponseWriter, r *http.Request) {

@@ -16,19 +16,21 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
 )
 
 var t0 = time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC)
 
 // view is a hand-built informer.View judged at now.
 type view struct {
-	leases []*informer.Lease
+	leases []*lock.Lease
 	synced bool
 }
 
 func (v view) HasSynced() bool                   { return v.synced }
 func (v view) FreshAsOf(now time.Time) time.Time { return now }
-func (v view) Range(fn func(*informer.Lease)) {
+func (v view) Range(fn func(*lock.Lease)) {
 	for _, l := range v.leases {
 		fn(l)
 	}
@@ -47,9 +49,9 @@ func lease(ns, name, uid string, rv int, holder string, renew, acquired time.Tim
 // every 2 s from 0 to 10 s and crashes; its lease expires at 25 s and b takes over at 27 s
 // (2 s leaderless), renews every 2 s and releases at 40 s; c acquires at 41 s and renews
 // every 3 s until 50 s.
-func election(o *informer.Observer, ns, name string) *informer.Lease {
+func election(o *fake.Observer, ns, name string) *lock.Lease {
 	rv := 0
-	var rec *informer.Lease
+	var rec *lock.Lease
 	write := func(holder string, at, acquired time.Duration) {
 		rv++
 		rec = o.Observe(lease(ns, name, "u-"+name, rv, holder, t0.Add(at), t0.Add(acquired)), t0.Add(at), true)
@@ -71,9 +73,9 @@ func election(o *informer.Observer, ns, name string) *informer.Lease {
 // heartbeat, and a lock held by a hostile holder identity.
 func fixture(t *testing.T, hostile string) (*Handler, time.Time) {
 	t.Helper()
-	o := informer.NewObserver(informer.DefaultHistory)
+	o := fake.NewObserver(lock.DefaultHistory)
 	now := t0.Add(51 * time.Second)
-	leases := []*informer.Lease{
+	leases := []*lock.Lease{
 		election(o, "orders", "worker"),
 		o.Observe(lease("billing", "ledger", "u-ledger", 1, "ledger-0", t0, t0), t0, true),
 		o.Observe(lease("kube-node-lease", "node-1", "u-node", 1, "node-1", now.Add(-time.Second), t0), now.Add(-time.Second), true),
@@ -194,7 +196,7 @@ func TestUnknownLeaseIs404(t *testing.T) {
 // Until the cache has synced the list is empty and says so: a half-filled cache is never
 // shown as missing leaders.
 func TestListBeforeSync(t *testing.T) {
-	h := New(view{synced: false, leases: []*informer.Lease{informer.NewObserver(informer.DefaultHistory).Observe(lease("a", "b", "u", 1, "x", t0, t0), t0, true)}},
+	h := New(view{synced: false, leases: []*lock.Lease{fake.NewObserver(lock.DefaultHistory).Observe(lease("a", "b", "u", 1, "x", t0, t0), t0, true)}},
 		slog.New(slog.DiscardHandler), func() time.Time { return t0 })
 	if l := getJSON[List](t, h, "/api/v1/leases"); l.Synced || len(l.Leases) != 0 {
 		t.Errorf("before sync: %+v", l)
@@ -279,9 +281,9 @@ func TestListPageFilters(t *testing.T) {
 
 // The list page shows at most maxRows rows, unhealthy first, and says how many matched.
 func TestListPageIsBounded(t *testing.T) {
-	o := informer.NewObserver(informer.DefaultHistory)
+	o := fake.NewObserver(lock.DefaultHistory)
 	now := t0.Add(time.Minute)
-	var leases []*informer.Lease
+	var leases []*lock.Lease
 	for i := range maxRows + 10 {
 		renew := now // held
 		if i == maxRows+5 {
@@ -321,9 +323,9 @@ func (v frozenView) FreshAsOf(now time.Time) time.Time {
 // While the watch is down, locks are judged as of the moment it broke, as /metrics does: a
 // lock renewed just before is still held a minute later, and the page says it is stale.
 func TestStaleViewIsJudgedWhenTheWatchBroke(t *testing.T) {
-	o := informer.NewObserver(informer.DefaultHistory)
+	o := fake.NewObserver(lock.DefaultHistory)
 	l := o.Observe(lease("ns", "l", "u", 1, "h", t0, t0), t0, true)
-	h := New(frozenView{view{leases: []*informer.Lease{l}, synced: true}, t0.Add(time.Second)}, slog.New(slog.DiscardHandler),
+	h := New(frozenView{view{leases: []*lock.Lease{l}, synced: true}, t0.Add(time.Second)}, slog.New(slog.DiscardHandler),
 		func() time.Time { return t0.Add(time.Minute) })
 	got := getJSON[List](t, h, "/api/v1/leases")
 	if !got.Stale || !got.EvaluatedAt.Equal(t0.Add(time.Second)) || !got.Leases[0].Held || *got.Leases[0].RenewAgeSeconds != 1 {
@@ -337,12 +339,12 @@ func TestStaleViewIsJudgedWhenTheWatchBroke(t *testing.T) {
 // The detail page says when it judged the lock: the judgement's time (informer.JudgedAt),
 // not one rebuilt from the renew age, which a lock without a renewTime does not have.
 func TestDetailPageSaysWhenItJudged(t *testing.T) {
-	o := informer.NewObserver(informer.DefaultHistory)
+	o := fake.NewObserver(lock.DefaultHistory)
 	renewed := o.Observe(lease("ns", "renewed", "u-1", 1, "h", t0, t0), t0, true)
 	unrenewed := lease("ns", "unrenewed", "u-2", 1, "h", t0, t0)
 	unrenewed.Spec.RenewTime = nil
 	never := o.Observe(unrenewed, t0, true)
-	leases := []*informer.Lease{renewed, never}
+	leases := []*lock.Lease{renewed, never}
 	for _, tc := range []struct {
 		name string
 		view informer.View
@@ -377,7 +379,7 @@ func TestSkewedHolderIsUnhealthyAtTheAlertThreshold(t *testing.T) {
 		{duration: 3600, skew: 29 * time.Second, unhealthy: false}, // capped at 30 s
 		{duration: 3600, skew: 31 * time.Second, unhealthy: true},
 	} {
-		o := informer.NewObserver(informer.DefaultHistory)
+		o := fake.NewObserver(lock.DefaultHistory)
 		// Listed first, then renewed live: the live renewal measures the skew.
 		l := lease("ns", "lock", "u-lock", 1, "pod-a", t0, t0)
 		l.Spec.LeaseDurationSeconds = &tc.duration
@@ -386,7 +388,7 @@ func TestSkewedHolderIsUnhealthyAtTheAlertThreshold(t *testing.T) {
 		l = lease("ns", "lock", "u-lock", 2, "pod-a", seen.Add(tc.skew), t0)
 		l.Spec.LeaseDurationSeconds = &tc.duration
 		rec := o.Observe(l, seen, true)
-		h := New(view{leases: []*informer.Lease{rec}, synced: true}, slog.New(slog.DiscardHandler), func() time.Time { return seen })
+		h := New(view{leases: []*lock.Lease{rec}, synced: true}, slog.New(slog.DiscardHandler), func() time.Time { return seen })
 		got := getJSON[List](t, h, "/api/v1/leases").Leases[0]
 		if !got.Held {
 			t.Fatalf("duration %ds, skew %s: not held right after a live renewal: %+v", tc.duration, tc.skew, got)

@@ -11,7 +11,8 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -19,9 +20,9 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from the curr
 // listedLocks are leader-election locks as the exporter finds them at start-up, in its
 // initial list, and, for two of them, in a relist after a broken watch: nothing about them
 // was seen happen, so their history is what their record says. Judged at 20 s.
-func listedLocks() ([]*informer.Lease, time.Time) {
-	o := informer.NewObserver(informer.DefaultHistory)
-	list := func(l *coordinationv1.Lease, at time.Duration) *informer.Lease {
+func listedLocks() ([]*lock.Lease, time.Time) {
+	o := fake.NewObserver(lock.DefaultHistory)
+	list := func(l *coordinationv1.Lease, at time.Duration) *lock.Lease {
 		return o.Observe(l, t0.Add(at), false)
 	}
 	noAcquire := lease("sync", "no-acquire-time", "u-2", 1, "b", t0.Add(9*time.Second), t0)
@@ -30,7 +31,7 @@ func listedLocks() ([]*informer.Lease, time.Time) {
 	noRenew.Spec.RenewTime = nil
 	list(lease("sync", "relisted", "u-5", 1, "e", t0.Add(8*time.Second), t0.Add(-time.Hour)), 10*time.Second)
 	list(lease("sync", "relisted-unchanged", "u-6", 1, "f", t0.Add(8*time.Second), t0), 10*time.Second)
-	return []*informer.Lease{
+	return []*lock.Lease{
 		list(lease("sync", "held", "u-1", 1, "a", t0.Add(9*time.Second), t0.Add(-time.Hour)), 10*time.Second),
 		list(noAcquire, 10*time.Second),
 		list(noRenew, 10*time.Second),

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // List is the answer of GET /api/v1/leases and what GET /leases renders.
@@ -32,9 +33,9 @@ type Lease struct {
 	Class     string `json:"class"`
 	Holder    string `json:"holder"`
 	Held      bool   `json:"held"`
-	// Healthy and Problems are informer.Judge's: false when the lock is not held, or is held
+	// Healthy and Problems are lock.Judge's: false when the lock is not held, or is held
 	// by a holder whose clock skew exceeds what LeaseHolderClockSkew tolerates
-	// (informer.Judge); Problems says which.
+	// (lock.Judge); Problems says which.
 	Healthy  bool     `json:"healthy"`
 	Problems []string `json:"problems"`
 	// RenewAgeSeconds is EvaluatedAt minus ObservedRenewTime.
@@ -119,7 +120,7 @@ func list(view informer.View, now time.Time, f Filter) List {
 		return out
 	}
 	out.Deleted = deletedList(view, tombstones(view), f)
-	view.Range(func(l *informer.Lease) {
+	view.Range(func(l *lock.Lease) {
 		if s := summarize(l, at); f.match(&s) {
 			out.Leases = append(out.Leases, s)
 		}
@@ -137,8 +138,8 @@ func find(view informer.View, at time.Time, namespace, name, kind string) (Detai
 	if !view.HasSynced() {
 		return Detail{}, false
 	}
-	var found *informer.Lease
-	view.Range(func(l *informer.Lease) {
+	var found *lock.Lease
+	view.Range(func(l *lock.Lease) {
 		if l.Namespace() == namespace && l.Name() == name && l.Kind().String() == kind {
 			found = l
 		}
@@ -155,9 +156,9 @@ func find(view informer.View, at time.Time, namespace, name, kind string) (Detai
 	return Detail{}, false
 }
 
-func summarize(l *informer.Lease, at time.Time) Lease {
+func summarize(l *lock.Lease, at time.Time) Lease {
 	atµ := at.UnixMicro()
-	j := informer.Judge(l, atµ)
+	j := lock.Judge(l, atµ)
 	s := Lease{
 		Namespace: l.Namespace(), Name: l.Name(), Kind: l.Kind().String(), Class: l.Class.String(),
 		Holder: l.Holder, Held: j.Held, Healthy: j.Healthy(), Problems: j.Problems(),
@@ -186,7 +187,7 @@ func summarize(l *informer.Lease, at time.Time) Lease {
 	return s
 }
 
-func detail(l *informer.Lease, at time.Time) Detail {
+func detail(l *lock.Lease, at time.Time) Detail {
 	d := Detail{Lease: summarize(l, at), UID: l.UID.String(), FirstSeen: *timeOf(l.FirstSeen)}
 	if expiry, ok := l.Expiry(); ok {
 		d.Expiry = timeOf(expiry)
@@ -198,7 +199,7 @@ func detail(l *informer.Lease, at time.Time) Detail {
 }
 
 // history formats snap, l's history, judged at at, when l is held or not.
-func history(snap informer.HistorySnapshot, l *informer.Lease, at time.Time, held bool) *History {
+func history(snap lock.HistorySnapshot, l *lock.Lease, at time.Time, held bool) *History {
 	out := &History{Tenures: []Tenure{}, RenewalIntervalsSeconds: []float64{}}
 	for _, ms := range snap.RenewalIntervals {
 		out.RenewalIntervalsSeconds = append(out.RenewalIntervalsSeconds, float64(ms)/1e3)
@@ -206,12 +207,12 @@ func history(snap informer.HistorySnapshot, l *informer.Lease, at time.Time, hel
 	atµ := at.UnixMicro()
 	for i, t := range snap.Tenures {
 		end := t.To
-		if t.Ended == informer.Holding {
+		if t.Ended == lock.Holding {
 			end = atµ
 		}
 		tn := Tenure{Holder: t.Holder, From: *timeOf(t.From), LastRenew: *timeOf(t.LastRenew), Ended: t.Ended.String(),
 			SeenLive: t.Live, HeldSeconds: max(0, float64(end-t.From)/1e6)}
-		if t.Ended != informer.Holding {
+		if t.Ended != lock.Holding {
 			tn.To = timeOf(t.To)
 		}
 		if i > 0 && snap.Tenures[i-1].To != 0 {
@@ -222,7 +223,7 @@ func history(snap informer.HistorySnapshot, l *informer.Lease, at time.Time, hel
 	if !held && len(snap.Tenures) > 0 {
 		last := snap.Tenures[len(snap.Tenures)-1]
 		since := last.To
-		if last.Ended == informer.Holding {
+		if last.Ended == lock.Holding {
 			since, _ = l.Expiry()
 		}
 		if since != 0 {

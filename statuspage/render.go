@@ -13,7 +13,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 //go:embed templates/*.html
@@ -96,7 +96,7 @@ type listPage struct {
 
 func listView(all, shown List, f Filter) listPage {
 	p := listPage{List: shown, Filter: f, Total: len(all.Leases), EvaluatedAt: all.EvaluatedAt.Format(time.RFC3339)}
-	for _, c := range informer.Classes {
+	for _, c := range lock.Classes {
 		p.Classes = append(p.Classes, c.String())
 	}
 	for _, l := range all.Leases {
@@ -151,7 +151,7 @@ func detailURL(l Lease) string { return lockURL(l.Namespace, l.Name, l.Kind) }
 
 func lockURL(namespace, name, kind string) string {
 	u := "/leases/" + url.PathEscape(namespace) + "/" + url.PathEscape(name)
-	if kind != informer.KindLease.String() {
+	if kind != lock.KindLease.String() {
 		u += "?kind=" + url.QueryEscape(kind)
 	}
 	return u

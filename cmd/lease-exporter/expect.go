@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/lease-exporter/lease-exporter/collector"
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // expectList is the value of --expect: the locks that must exist, as namespace/name or
@@ -37,7 +37,7 @@ const expectUsage = "Locks that must exist, comma-separated, as namespace/name (
 
 // locks parses and checks every entry against what the exporter watches: a lock the
 // exporter could never see would read as missing forever.
-func (e *expectList) locks(watched []informer.Kind, namespaces, excluded []string) ([]collector.ExpectedLock, error) {
+func (e *expectList) locks(watched []lock.Kind, namespaces, excluded []string) ([]collector.ExpectedLock, error) {
 	var out []collector.ExpectedLock
 	for _, entry := range e.entries {
 		l, err := parseExpected(entry)
@@ -64,7 +64,7 @@ func parseExpected(entry string) (collector.ExpectedLock, error) {
 	if len(parts) < 2 || len(parts) > 3 {
 		return collector.ExpectedLock{}, fmt.Errorf("want namespace/name or namespace/name/kind (kind: %s)", listKinds("or"))
 	}
-	l := collector.ExpectedLock{Kind: informer.KindLease, Namespace: parts[0], Name: parts[1]}
+	l := collector.ExpectedLock{Kind: lock.KindLease, Namespace: parts[0], Name: parts[1]}
 	if errs := validation.IsDNS1123Label(l.Namespace); len(errs) > 0 {
 		return l, fmt.Errorf("namespace %q: %s", l.Namespace, strings.Join(errs, "; "))
 	}
@@ -72,7 +72,7 @@ func parseExpected(entry string) (collector.ExpectedLock, error) {
 		return l, fmt.Errorf("name %q: %s", l.Name, strings.Join(errs, "; "))
 	}
 	if len(parts) == 3 {
-		k, ok := informer.KindOfResource(parts[2])
+		k, ok := lock.KindOfResource(parts[2])
 		if !ok {
 			return l, fmt.Errorf("unknown lock kind %q: use %s", parts[2], listKinds("or"))
 		}

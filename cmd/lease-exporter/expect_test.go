@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/lease-exporter/lease-exporter/collector"
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/informer/sharding"
 )
 
@@ -23,9 +23,9 @@ func TestExpectParsesEveryUseAndKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []collector.ExpectedLock{
-		{Kind: informer.KindLease, Namespace: "kube-system", Name: "kube-scheduler"},
-		{Kind: informer.KindLease, Namespace: "kube-system", Name: "kube-controller-manager"},
-		{Kind: informer.KindConfigMap, Namespace: "team-a", Name: "worker"},
+		{Kind: lock.KindLease, Namespace: "kube-system", Name: "kube-scheduler"},
+		{Kind: lock.KindLease, Namespace: "kube-system", Name: "kube-controller-manager"},
+		{Kind: lock.KindConfigMap, Namespace: "team-a", Name: "worker"},
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("expected locks %v, want %v", got, want)

@@ -7,25 +7,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
-// The history flags set informer.HistoryOptions: by default 4 tenures and 8 intervals for
+// The history flags set lock.HistoryOptions: by default 4 tenures and 8 intervals for
 // leader-election locks; invalid values are usage errors naming the flag.
 func TestHistoryFlags(t *testing.T) {
 	for _, tc := range []struct {
 		args    []string
-		want    informer.HistoryOptions
+		want    lock.HistoryOptions
 		wantErr string
 	}{
-		{nil, informer.HistoryOptions{Tenures: 4, Renewals: 8, Classes: []informer.Class{informer.ClassLeaderElection}}, ""},
+		{nil, lock.HistoryOptions{Tenures: 4, Renewals: 8, Classes: []lock.Class{lock.ClassLeaderElection}}, ""},
 		{[]string{"--history.classes=leader-election,node-heartbeat", "--history.changes=10", "--history.renewals=0"},
-			informer.HistoryOptions{Tenures: 10, Classes: []informer.Class{informer.ClassLeaderElection, informer.ClassNodeHeartbeat}}, ""},
-		{[]string{"--history.changes=0"}, informer.HistoryOptions{Renewals: 8, Classes: []informer.Class{informer.ClassLeaderElection}}, ""},
-		{[]string{"--history.classes="}, informer.HistoryOptions{Tenures: 4, Renewals: 8}, ""},
-		{[]string{"--history.classes=leader-election,bogus"}, informer.HistoryOptions{}, "--history.classes"},
-		{[]string{"--history.changes=-1"}, informer.HistoryOptions{}, "--history.changes"},
-		{[]string{"--history.renewals=1001"}, informer.HistoryOptions{}, "--history.renewals"},
+			lock.HistoryOptions{Tenures: 10, Classes: []lock.Class{lock.ClassLeaderElection, lock.ClassNodeHeartbeat}}, ""},
+		{[]string{"--history.changes=0"}, lock.HistoryOptions{Renewals: 8, Classes: []lock.Class{lock.ClassLeaderElection}}, ""},
+		{[]string{"--history.classes="}, lock.HistoryOptions{Tenures: 4, Renewals: 8}, ""},
+		{[]string{"--history.classes=leader-election,bogus"}, lock.HistoryOptions{}, "--history.classes"},
+		{[]string{"--history.changes=-1"}, lock.HistoryOptions{}, "--history.changes"},
+		{[]string{"--history.renewals=1001"}, lock.HistoryOptions{}, "--history.renewals"},
 	} {
 		o, err := parseOptions(tc.args, io.Discard)
 		if tc.wantErr != "" {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // lockList is the value of --locks: Leases until set; each use of the flag adds its kinds,
@@ -12,13 +12,13 @@ import (
 // a name that is no kind is reported by validate, with the whole value, as a usage error.
 type lockList struct {
 	uses    []string // as given, for String and the error messages
-	kinds   []informer.Kind
+	kinds   []lock.Kind
 	unknown string // the first name that is no lock kind's resource
 }
 
 func (l *lockList) String() string {
 	if l == nil || l.uses == nil {
-		return informer.KindLease.Resource()
+		return lock.KindLease.Resource()
 	}
 	return strings.Join(l.uses, ",")
 }
@@ -26,7 +26,7 @@ func (l *lockList) String() string {
 func (l *lockList) Set(s string) error {
 	l.uses = append(l.uses, s)
 	for _, name := range splitList(s) {
-		k, ok := informer.KindOfResource(name)
+		k, ok := lock.KindOfResource(name)
 		if !ok && l.unknown == "" {
 			l.unknown = name
 		}
@@ -38,9 +38,9 @@ func (l *lockList) Set(s string) error {
 }
 
 // Kinds returns the lock kinds to watch, in the order given.
-func (l *lockList) Kinds() []informer.Kind {
+func (l *lockList) Kinds() []lock.Kind {
 	if l.uses == nil {
-		return []informer.Kind{informer.KindLease}
+		return []lock.Kind{lock.KindLease}
 	}
 	return l.kinds
 }
@@ -59,7 +59,7 @@ func (l *lockList) validate() error {
 // locksUsage is the help of --locks, naming every lock kind.
 func locksUsage() string {
 	var resources, annotations []string
-	for _, k := range informer.Kinds {
+	for _, k := range lock.Kinds {
 		resources = append(resources, k.Resource())
 		if k.Annotation() {
 			annotations = append(annotations, k.String())
@@ -73,7 +73,7 @@ func locksUsage() string {
 // listKinds lists the values --locks takes, "leases, configmaps or endpoints" for conj "or".
 func listKinds(conj string) string {
 	var resources []string
-	for _, k := range informer.Kinds {
+	for _, k := range lock.Kinds {
 		resources = append(resources, k.Resource())
 	}
 	return joinLast(resources, conj)

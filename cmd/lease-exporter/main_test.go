@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // TestBadInput runs the command as a user would and checks the exit code and message.
@@ -102,13 +102,13 @@ func TestVersionAndHelp(t *testing.T) {
 func TestLocksFlag(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
-		want []informer.Kind
+		want []lock.Kind
 	}{
-		{nil, []informer.Kind{informer.KindLease}},
-		{[]string{"--locks=configmaps"}, []informer.Kind{informer.KindConfigMap}},
-		{[]string{"--locks", "leases, endpoints,configmaps"}, []informer.Kind{informer.KindLease, informer.KindEndpoints, informer.KindConfigMap}},
+		{nil, []lock.Kind{lock.KindLease}},
+		{[]string{"--locks=configmaps"}, []lock.Kind{lock.KindConfigMap}},
+		{[]string{"--locks", "leases, endpoints,configmaps"}, []lock.Kind{lock.KindLease, lock.KindEndpoints, lock.KindConfigMap}},
 		{[]string{"--locks=leases,configmaps", "--locks=leases,endpoints"},
-			[]informer.Kind{informer.KindLease, informer.KindConfigMap, informer.KindLease, informer.KindEndpoints}},
+			[]lock.Kind{lock.KindLease, lock.KindConfigMap, lock.KindLease, lock.KindEndpoints}},
 	} {
 		opts, err := parseOptions(tc.args, io.Discard)
 		if err != nil {
@@ -140,7 +140,7 @@ func TestWatchFlagsValidate(t *testing.T) {
 		{[]string{"--kube.watch-batch-interval=-1s"}, "invalid --kube.watch-batch-interval -1s"},
 		{[]string{"--kube.watch-batch-interval=1m"}, "invalid --kube.watch-batch-interval 1m0s"},
 		{[]string{"--history.changes=-1"}, "invalid --history.changes=-1"},
-		{[]string{"--history.changes=" + strconv.Itoa(informer.MaxHistory+1)}, "each must be between 0 and 1000"},
+		{[]string{"--history.changes=" + strconv.Itoa(lock.MaxHistory+1)}, "each must be between 0 and 1000"},
 		{[]string{"--history.changes=8", "--history.renewals=0"}, ""},
 	} {
 		o, err := parseOptions(tc.args, io.Discard)
@@ -168,8 +168,8 @@ func TestValidateChangesNothing(t *testing.T) {
 		t.Errorf("Validate changed the options: %+v", o.watch)
 	}
 	w := o.informerOptions()
-	if strings.Join(w.Namespaces, ",") != "a,b" || len(w.Locks) != 1 || w.Locks[0] != informer.KindConfigMap || !w.NoCandidates ||
-		len(w.History.Classes) != 1 || w.History.Classes[0] != informer.ClassNodeHeartbeat {
+	if strings.Join(w.Namespaces, ",") != "a,b" || len(w.Locks) != 1 || w.Locks[0] != lock.KindConfigMap || !w.NoCandidates ||
+		len(w.History.Classes) != 1 || w.History.Classes[0] != lock.ClassNodeHeartbeat {
 		t.Errorf("informerOptions = %+v", w)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/statuspage"
 )
 
@@ -45,7 +46,7 @@ type options struct {
 	reachTimeout time.Duration
 	// leaseCandidates watches LeaseCandidates wherever the API server serves them.
 	leaseCandidates bool
-	// historyClasses names the classes that keep an election history (informer.HistoryOptions).
+	// historyClasses names the classes that keep an election history (lock.HistoryOptions).
 	historyClasses string
 	// expect lists the locks that must exist (collector.NewExpected).
 	expect expectList
@@ -160,9 +161,9 @@ func (o *options) validateWatch() error {
 		return fmt.Errorf("invalid --kube.watch-batch-interval %s: must be between 0 and %s (longer makes every metric lag)",
 			w.WatchBatch, informer.MaxWatchBatch)
 	}
-	if h := w.History; h.Tenures < 0 || h.Tenures > informer.MaxHistory || h.Renewals < 0 || h.Renewals > informer.MaxHistory {
+	if h := w.History; h.Tenures < 0 || h.Tenures > lock.MaxHistory || h.Renewals < 0 || h.Renewals > lock.MaxHistory {
 		return fmt.Errorf("invalid --history.changes=%d --history.renewals=%d: each must be between 0 and %d",
-			h.Tenures, h.Renewals, informer.MaxHistory)
+			h.Tenures, h.Renewals, lock.MaxHistory)
 	}
 	if d := w.History.Deleted; d < 0 || d > informer.MaxDeletedRetention {
 		return fmt.Errorf("invalid --history.deleted-retention %s: must be between 0 (keep none) and %s", d, informer.MaxDeletedRetention)
@@ -194,9 +195,9 @@ func (o *options) expectedLocks() ([]collector.ExpectedLock, error) {
 // parseOptions parses args; an invalid flag is a usageError (exit code 2), reported after
 // the flag package has printed usage.
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
-	o := &options{reachTimeout: 15 * time.Second, watch: informer.Options{WatchBatch: 250 * time.Millisecond, History: informer.DefaultHistory},
+	o := &options{reachTimeout: 15 * time.Second, watch: informer.Options{WatchBatch: 250 * time.Millisecond, History: lock.DefaultHistory},
 		leaseCandidates: true}
-	o.historyClasses = classNames(informer.DefaultHistory.Classes)
+	o.historyClasses = classNames(lock.DefaultHistory.Classes)
 	fs := flag.NewFlagSet("lease-exporter", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o.AddFlags(fs)
@@ -227,19 +228,19 @@ func splitList(s string) []string {
 }
 
 // parseClasses parses --history.classes.
-func parseClasses(s string) ([]informer.Class, error) {
-	var out []informer.Class
+func parseClasses(s string) ([]lock.Class, error) {
+	var out []lock.Class
 	for _, name := range splitList(s) {
-		i := slices.IndexFunc(informer.Classes[:], func(c informer.Class) bool { return c.String() == name })
+		i := slices.IndexFunc(lock.Classes[:], func(c lock.Class) bool { return c.String() == name })
 		if i < 0 {
-			return nil, fmt.Errorf("invalid --history.classes %q: unknown class %q; use %s", s, name, classNames(informer.Classes[:]))
+			return nil, fmt.Errorf("invalid --history.classes %q: unknown class %q; use %s", s, name, classNames(lock.Classes[:]))
 		}
-		out = append(out, informer.Classes[i])
+		out = append(out, lock.Classes[i])
 	}
 	return out, nil
 }
 
-func classNames(classes []informer.Class) string {
+func classNames(classes []lock.Class) string {
 	names := make([]string, len(classes))
 	for i, c := range classes {
 		names[i] = c.String()

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // TestREADMEDocumentsEveryFlag keeps the README's flag table and the flags in step: a flag
@@ -69,7 +69,7 @@ func TestREADMEListsEveryLockKind(t *testing.T) {
 	if row == "" {
 		t.Fatal("README has no --locks row")
 	}
-	for _, k := range informer.Kinds {
+	for _, k := range lock.Kinds {
 		if !strings.Contains(row, "`"+k.Resource()+"`") {
 			t.Errorf("README's --locks row does not list `%s`", k.Resource())
 		}

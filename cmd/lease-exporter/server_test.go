@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/lease-exporter/lease-exporter/collector"
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 type fakeView struct{ synced bool }
 
 func (v fakeView) HasSynced() bool                 { return v.synced }
-func (fakeView) Range(func(*informer.Lease))       {}
+func (fakeView) Range(func(*lock.Lease))           {}
 func (fakeView) FreshAsOf(now time.Time) time.Time { return now }
 
 func testServer(t *testing.T, synced bool, mutate func(*options)) *httptest.Server {

@@ -1,5 +1,5 @@
 // Command lockkinds writes what deploy/ needs to know of each lock kind, from the one table
-// of them (informer/kinds.go), so that a new kind is a row there, its decoder and
+// of them (informer/lock/kinds.go), so that a new kind is a row there, its decoder and
 // `make generate`. For every kind besides Leases (which the base grants and watches):
 //
 //   - deploy/kustomize/components/<kind>-locks/kustomization.yaml: the component that adds

@@ -1,7 +1,7 @@
 // Package leaderrecord reads the leader-election record that ConfigMap and Endpoints locks
 // keep in an annotation (client-go's old annotation locks, the Python client's ConfigMapLock):
 // Parse returns what could be read and a Problem per field that could not. It is the
-// informer's annotation-lock decoder (informer/annotation_lock.go), which keeps the Problems
+// informer's annotation-lock decoder (informer/lock/annotation_lock.go), which keeps the Problems
 // in a lock's record and counts them by Reason in lease_exporter_lock_parse_errors_total. It
 // is its own package because it needs nothing of the informer: the tests of the election
 // harness (internal/testenv/election) read the records real electors write with the same
@@ -16,7 +16,7 @@ import (
 // Annotation is the annotation in which ConfigMap and Endpoints locks keep their record.
 const Annotation = "control-plane.alpha.kubernetes.io/leader"
 
-// Record is what a leader-election annotation says, in the units of informer.Lease: times are
+// Record is what a leader-election annotation says, in the units of lock.Lease: times are
 // Unix microseconds. Each Has flag says whether the field was present and valid.
 type Record struct {
 	// Holder is holderIdentity, "" when absent, null or released.

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // variant pairs a kustomize overlay with the Helm values that must render the same objects.
@@ -150,7 +150,7 @@ var leaseRule = []any{map[string]any{
 // lockRule is the RBAC rule of the lock kind whose resource --locks names, as informer's
 // lock kinds table gives it.
 func lockRule(resource string) any {
-	k, ok := informer.KindOfResource(resource)
+	k, ok := lock.KindOfResource(resource)
 	if !ok {
 		return "(no lock kind " + resource + ")"
 	}

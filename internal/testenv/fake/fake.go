@@ -11,13 +11,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // OneLeaseView is an informer.View of one held Lease (ns/ctrl, held by pod-1 for 15 s,
 // renewed at construction). Range blocks until Block is closed, so a test can hold scrapes in
 // flight, and sends on Entered once per call, so it can tell when a scrape is rendering.
 type OneLeaseView struct {
-	Lease *informer.Lease
+	Lease *lock.Lease
 	// Block gates every Range call; close it to let them through.
 	Block chan struct{}
 	// Entered receives once per Range call, before it waits on Block (buffered: 100 calls).
@@ -30,14 +31,14 @@ func NewOneLeaseView() OneLeaseView {
 	renew := metav1.NewMicroTime(time.Now())
 	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "ctrl"},
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &d, RenewTime: &renew}}
-	return OneLeaseView{Lease: informer.Project(l), Block: make(chan struct{}), Entered: make(chan struct{}, 100)}
+	return OneLeaseView{Lease: lock.Project(l), Block: make(chan struct{}), Entered: make(chan struct{}, 100)}
 }
 
 func (v OneLeaseView) HasSynced() bool                   { return true }
 func (v OneLeaseView) FreshAsOf(now time.Time) time.Time { return now }
 
 // Range reports the Lease once Block is closed.
-func (v OneLeaseView) Range(fn func(*informer.Lease)) {
+func (v OneLeaseView) Range(fn func(*lock.Lease)) {
 	v.Entered <- struct{}{}
 	<-v.Block
 	fn(v.Lease)

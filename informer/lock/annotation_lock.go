@@ -1,4 +1,4 @@
-package informer
+package lock
 
 import (
 	"strings"
@@ -8,13 +8,13 @@ import (
 	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
 )
 
-// projectAnnotationLock projects the metadata of a ConfigMap or Endpoints object carrying the
+// ProjectAnnotationLock projects the metadata of a ConfigMap or Endpoints object carrying the
 // leader annotation into the record of a lock of kind k; false without the annotation (the
 // object is not a lock). What the annotation's record says takes the place of a Lease's spec;
-// fields it could not read are left unset and remembered (recordProblems), so the lock is
+// fields it could not read are left unset and remembered (RecordProblems), so the lock is
 // still exported with what could be read. Only the key, versions, owner and the leader record
 // are kept: other annotations, labels and managedFields are left for the garbage collector.
-func projectAnnotationLock(m *metav1.ObjectMeta, k Kind) (*Lease, bool) {
+func ProjectAnnotationLock(m *metav1.ObjectMeta, k Kind) (*Lease, bool) {
 	annotation, ok := m.Annotations[leaderrecord.Annotation]
 	if !ok {
 		return nil, false
@@ -41,17 +41,17 @@ func projectAnnotationLock(m *metav1.ObjectMeta, k Kind) (*Lease, bool) {
 	return out, true
 }
 
-// recordProblems returns the fields of an annotation lock's record that could not be read,
+// RecordProblems returns the fields of an annotation lock's record that could not be read,
 // in a fixed order; nil for a Lease and for a record read in full.
-func (l *Lease) recordProblems() []leaderrecord.Problem {
+func (l *Lease) RecordProblems() []leaderrecord.Problem {
 	if l.rare == nil {
 		return nil
 	}
 	return l.rare.problems.List()
 }
 
-// describeProblems renders problems for a log line: "renewTime: bad_time, malformed_json".
-func describeProblems(problems []leaderrecord.Problem) string {
+// DescribeProblems renders problems for a log line: "renewTime: bad_time, malformed_json".
+func DescribeProblems(problems []leaderrecord.Problem) string {
 	parts := make([]string, len(problems))
 	for i, p := range problems {
 		parts[i] = string(p.Reason)

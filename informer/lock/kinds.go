@@ -1,4 +1,4 @@
-package informer
+package lock
 
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -17,9 +17,10 @@ const (
 )
 
 // lockKind is one row of the lock kinds table: everything that differs between lock kinds.
-// The --locks flag, the sources New builds, the kind label, the self-metrics, the docs tests
-// and the RBAC in deploy/ (hack/lockkinds, run by `make generate`) all read it, so a new lock
-// kind is one row here and the decoder its source calls.
+// The --locks flag, the sources informer.New builds (a Lease source, or an annotation source
+// for an annotation lock), the kind label, the self-metrics, the docs tests and the RBAC in
+// deploy/ (hack/lockkinds, run by `make generate`) all read it, so a new lock kind is one row
+// here and its decoder.
 type lockKind struct {
 	// apiKind is the API object's kind, the value of the kind label: "ConfigMap".
 	apiKind string
@@ -30,17 +31,14 @@ type lockKind struct {
 	// metadata-only, and may be only partly readable (lease_exporter_lock_parse_errors_total
 	// counts what is not, from zero as soon as the kind is watched).
 	annotation bool
-	// newSource builds the kind's source from the row's own kind and gvr.
-	newSource func(Kind, schema.GroupVersionResource) source[*Lease]
 }
 
 var lockKinds = [...]lockKind{
-	KindLease: {apiKind: "Lease", gvr: schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"},
-		newSource: newLeaseSource},
+	KindLease: {apiKind: "Lease", gvr: schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}},
 	KindConfigMap: {apiKind: "ConfigMap", gvr: schema.GroupVersionResource{Version: "v1", Resource: "configmaps"},
-		annotation: true, newSource: newAnnotationSource},
+		annotation: true},
 	KindEndpoints: {apiKind: "Endpoints", gvr: schema.GroupVersionResource{Version: "v1", Resource: "endpoints"},
-		annotation: true, newSource: newAnnotationSource},
+		annotation: true},
 }
 
 // A record keeps its kind in the bits kindMask covers: the table must fit.
@@ -57,22 +55,20 @@ var Kinds = func() []Kind {
 
 // row returns the kind's row; a Kind outside the table (never set by a source) reads as a Lease.
 func (k Kind) row() *lockKind {
-	if !k.valid() {
+	if !k.Valid() {
 		return &lockKinds[KindLease]
 	}
 	return &lockKinds[k]
 }
 
-func (k Kind) valid() bool { return int(k) < len(lockKinds) }
+// Valid reports whether k is a row of the kinds table (a Kind is an open number).
+func (k Kind) Valid() bool { return int(k) < len(lockKinds) }
 
-// source builds the kind's source.
-func (k Kind) source() source[*Lease] {
-	row := k.row()
-	return row.newSource(k, row.gvr)
-}
+// GVR is what is listed and watched.
+func (k Kind) GVR() schema.GroupVersionResource { return k.row().gvr }
 
-// qualifiedResource names the resource as RBAC and the API server's errors do: "leases.coordination.k8s.io".
-func (k Kind) qualifiedResource() string { return k.row().gvr.GroupResource().String() }
+// QualifiedResource names the resource as RBAC and the API server's errors do: "leases.coordination.k8s.io".
+func (k Kind) QualifiedResource() string { return k.row().gvr.GroupResource().String() }
 
 // String returns the value of the kind label: the API kind.
 func (k Kind) String() string { return k.row().apiKind }

@@ -1,4 +1,4 @@
-package informer
+package lock
 
 import (
 	"fmt"
@@ -97,7 +97,7 @@ func TestRulesJudgeAsTheExporter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rf alerts.RuleFile
+	var rf ruleFile
 	if err := yaml.Unmarshal(out, &rf); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestRuleTextStatesTheJudgement(t *testing.T) {
 	if skewToleranceFraction != 0.25 {
 		t.Errorf("skewToleranceFraction is %g; LeaseHolderClockSkew says a quarter", skewToleranceFraction)
 	}
-	rf := alerts.RuleFile{}
+	rf := ruleFile{}
 	if err := yaml.Unmarshal(readRules(t), &rf); err != nil {
 		t.Fatal(err)
 	}
@@ -173,10 +173,29 @@ func TestRuleTextStatesTheJudgement(t *testing.T) {
 	}
 }
 
+// ruleFile is a Prometheus rule file, as far as these tests read and rewrite it.
+type ruleFile struct {
+	Groups []struct {
+		Name     string `yaml:"name"`
+		Interval string `yaml:"interval,omitempty"`
+		Limit    int    `yaml:"limit,omitempty"`
+		Rules    []rule `yaml:"rules"`
+	} `yaml:"groups"`
+}
+
+type rule struct {
+	Record      string            `yaml:"record,omitempty"`
+	Alert       string            `yaml:"alert,omitempty"`
+	Expr        string            `yaml:"expr"`
+	For         string            `yaml:"for,omitempty"`
+	Labels      map[string]string `yaml:"labels,omitempty"`
+	Annotations map[string]string `yaml:"annotations,omitempty"`
+}
+
 // readRules reads the rule file's source, alerts/lease-exporter.rules.yml.
 func readRules(t *testing.T) []byte {
 	t.Helper()
-	b, err := os.ReadFile("../alerts/lease-exporter.rules.yml")
+	b, err := os.ReadFile("../../alerts/lease-exporter.rules.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +203,7 @@ func readRules(t *testing.T) []byte {
 }
 
 // ruleAlert is the alerting rule named name, nil if the file has none.
-func ruleAlert(rf *alerts.RuleFile, name string) *alerts.Rule {
+func ruleAlert(rf *ruleFile, name string) *rule {
 	for gi := range rf.Groups {
 		for ri := range rf.Groups[gi].Rules {
 			if r := &rf.Groups[gi].Rules[ri]; r.Alert == name {

@@ -1,4 +1,4 @@
-package informer
+package lock
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,7 +21,7 @@ type Candidate struct {
 	// API server's), Unix µs, valid only when HasRenewTime/HasPingTime.
 	RenewTime, PingTime int64
 	// ObservedRenewTime is when, by the exporter's clock, the candidate's renewTime last
-	// changed, Unix µs; 0 without a renewTime. Fresh judges from it (see observeCandidate).
+	// changed, Unix µs; 0 without a renewTime. Fresh judges from it (see ObserveCandidate).
 	ObservedRenewTime int64
 	nameAt            uint16
 	// HasRenewTime and HasPingTime say whether the spec has the field.
@@ -35,15 +35,15 @@ func (c *Candidate) Namespace() string { return c.key[:c.nameAt-1] }
 // API server writes it into the Lease's spec.preferredHolder.
 func (c *Candidate) Name() string { return c.key[c.nameAt:] }
 
-// storeKey implements record.
-func (c *Candidate) storeKey() string { return c.key }
+// StoreKey implements record.
+func (c *Candidate) StoreKey() string { return c.key }
 
-// shardKey implements record: a candidate goes to the shard of the Lease it contends for, so
+// ShardKey implements record: a candidate goes to the shard of the Lease it contends for, so
 // one replica sees a Lease and all its candidates.
-func (c *Candidate) shardKey() (namespace, name string) { return c.Namespace(), c.LeaseName }
+func (c *Candidate) ShardKey() (namespace, name string) { return c.Namespace(), c.LeaseName }
 
-// projectCandidate builds the record from the fields every served version has in common.
-func projectCandidate(meta *metav1.ObjectMeta, leaseName, binary, emulation, strategy string, renew, ping *metav1.MicroTime) *Candidate {
+// ProjectCandidate builds the record from the fields every served version has in common.
+func ProjectCandidate(meta *metav1.ObjectMeta, leaseName, binary, emulation, strategy string, renew, ping *metav1.MicroTime) *Candidate {
 	c := &Candidate{
 		key:       meta.Namespace + "/" + meta.Name,
 		nameAt:    uint16(len(meta.Namespace) + 1),
@@ -59,11 +59,11 @@ func projectCandidate(meta *metav1.ObjectMeta, leaseName, binary, emulation, str
 	return c
 }
 
-// observeCandidate carries the observed renew time over from prev, as observeLock does for locks:
+// ObserveCandidate carries the observed renew time over from prev, as observeLock does for locks:
 // a renewal seen live is observed when it arrives; one shown by a list or replay is placed at
 // its renewTime, never later than now nor before the previous observation. It returns prev
 // itself when nothing the collector reads changed, so the store skips the write.
-func observeCandidate(prev, next *Candidate, now int64, live bool) *Candidate {
+func ObserveCandidate(prev, next *Candidate, now int64, live bool) *Candidate {
 	switch {
 	case !next.HasRenewTime:
 		next.ObservedRenewTime = 0

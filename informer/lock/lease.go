@@ -1,4 +1,4 @@
-package informer
+package lock
 
 import (
 	"math"
@@ -140,11 +140,11 @@ func (l *Lease) Namespace() string { return l.key[:l.nameAt-1] }
 // Name is metadata.name.
 func (l *Lease) Name() string { return l.key[l.nameAt:] }
 
-// storeKey implements record: the key string itself, no allocation.
-func (l *Lease) storeKey() string { return l.key }
+// StoreKey implements record: the key string itself, no allocation.
+func (l *Lease) StoreKey() string { return l.key }
 
-// shardKey implements record: a lock is sharded by its own namespace and name.
-func (l *Lease) shardKey() (namespace, name string) { return l.Namespace(), l.Name() }
+// ShardKey implements record: a lock is sharded by its own namespace and name.
+func (l *Lease) ShardKey() (namespace, name string) { return l.Namespace(), l.Name() }
 
 // resourceVersion is metadata.resourceVersion.
 func (l *Lease) resourceVersion() string {
@@ -192,14 +192,11 @@ func (l *Lease) ClockSkew() (millis int32, ok bool) { return l.skewMillis, l.ske
 
 // Project copies what the exporter reads out of a full Lease; everything else
 // (managedFields, labels, annotations, owner references) is left for the garbage collector.
-// It is the Lease source's decoder (leaseSource.decode) minus the observed state. Memory per
-// Lease is the budget that matters at 100k Leases, so the record is packed: namespace and
-// name slice one key string, a holder equal to the name (kubelets) reuses it, the UID and
-// resource version are numbers, and rare fields sit behind a pointer.
-//
-// Outside the package only tests call it: the collector's and the shared one-Lease view
-// (internal/testenv/fake) need records no watch delivers (a renewTime in the future kept as
-// observed, no first sight), and a record's packed fields can only be built in here.
+// It is the Lease source's decoder (informer's leaseSource.decode), without the observed
+// state that Observation adds. Memory per Lease is the budget that matters at 100k Leases, so
+// the record is packed: namespace and name slice one key string, a holder equal to the name
+// (kubelets) reuses it, the UID and resource version are numbers, and rare fields sit behind
+// a pointer.
 func Project(in *coordinationv1.Lease) *Lease {
 	out, rare := projectMeta(&in.ObjectMeta)
 	out.Class = classify(in)

@@ -1,20 +1,12 @@
-package informer
+package lock
 
 import "time"
 
 // The judgement of a lock lives here and only here: whether it is held, whether its holder's
-// clock is skewed beyond what it tolerates, whether a LeaseCandidate is fresh, and as of when
-// all of that is judged. The metrics (collector), the status page (statuspage) and the alert
-// rules (judgement_rules_test.go runs the rules against these functions) read it from here,
-// so the page, the metrics and the alerts cannot disagree.
-
-// JudgedAt returns when the locks of v are judged at wall time now: now while the view is
-// current, otherwise the moment it went stale (View.FreshAsOf), so a broken watch freezes the
-// judgement where the view was last known to be true instead of letting every lock expire.
-func JudgedAt(v View, now time.Time) time.Time { return v.FreshAsOf(now) }
-
-// Staleness is how long before now the judgement time at lies: 0 while the view is current.
-func Staleness(at, now time.Time) time.Duration { return max(now.Sub(at), 0) }
+// clock is skewed beyond what it tolerates, and whether a LeaseCandidate is fresh, at a given
+// moment (as of when is the view's: informer.JudgedAt). The metrics (collector), the status
+// page (statuspage) and the alert rules (judgement_rules_test.go runs the rules against these
+// functions) read it from here, so the page, the metrics and the alerts cannot disagree.
 
 // Expiry returns when, by the exporter's clock, the Lease expires unless its record changes
 // again: ObservedRenewTime plus the lease duration (Unix µs); ok is false without a renewTime

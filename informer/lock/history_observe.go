@@ -1,15 +1,15 @@
-package informer
+package lock
 
 // expiryTolerance absorbs the difference between when the exporter and an elector saw the
 // last renewal (watch batching, the elector's polling): a takeover this close to the expiry
 // the exporter computed is an expiry, not a takeover of a valid lock.
 const expiryTolerance = 1_000_000 // µs
 
-// lockObservation returns the observation of lock records: observeLock, followed, for the
+// Observation returns the observation of lock records: observeLock, followed, for the
 // classes opts keep, by the lock's history. Without history it is observeLock itself, at no
 // cost. Like observeLock, it runs in the store's goroutine in the order events arrive, and an
 // unchanged record (a relist showing nothing new) returns before the history is touched.
-func lockObservation(opts HistoryOptions) func(prev, l *Lease, now int64, live bool) *Lease {
+func Observation(opts HistoryOptions) func(prev, l *Lease, now int64, live bool) *Lease {
 	if opts.Tenures == 0 || len(opts.Classes) == 0 {
 		return observeLock
 	}

@@ -1,4 +1,4 @@
-package informer
+package lock
 
 import (
 	"slices"
@@ -47,7 +47,7 @@ func TestProjectAnnotationLockFormats(t *testing.T) {
 		{"python configmap", pythonRecord, KindConfigMap, "py-1", 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l, ok := projectAnnotationLock(&lockMeta("ns", "lock", "u1", "7", tc.record).ObjectMeta, tc.kind)
+			l, ok := ProjectAnnotationLock(&lockMeta("ns", "lock", "u1", "7", tc.record).ObjectMeta, tc.kind)
 			if !ok {
 				t.Fatal("a lock with the leader annotation was not projected")
 			}
@@ -59,7 +59,7 @@ func TestProjectAnnotationLockFormats(t *testing.T) {
 				l.HasTransitions != tc.hasTransition || l.Transitions != tc.transitions {
 				t.Fatalf("record %+v", l)
 			}
-			if l.ObservedRenewTime != l.RenewTime || l.rare != nil || l.recordProblems() != nil {
+			if l.ObservedRenewTime != l.RenewTime || l.rare != nil || l.RecordProblems() != nil {
 				t.Fatalf("observed %d, rare %+v", l.ObservedRenewTime, l.rare)
 			}
 		})
@@ -69,11 +69,11 @@ func TestProjectAnnotationLockFormats(t *testing.T) {
 // TestProjectAnnotationLockUnheldAndAbsent: the Python client's empty annotation (written
 // before the first record) is a lock nobody holds; an object without it is no lock at all.
 func TestProjectAnnotationLockUnheldAndAbsent(t *testing.T) {
-	l, ok := projectAnnotationLock(&lockMeta("ns", "lock", "u1", "1", "").ObjectMeta, KindConfigMap)
-	if !ok || l.Holder != "" || l.HasRenewTime || l.HasDuration || l.recordProblems() != nil || l.Held(t0.UnixMicro()) {
+	l, ok := ProjectAnnotationLock(&lockMeta("ns", "lock", "u1", "1", "").ObjectMeta, KindConfigMap)
+	if !ok || l.Holder != "" || l.HasRenewTime || l.HasDuration || l.RecordProblems() != nil || l.Held(t0.UnixMicro()) {
 		t.Fatalf("empty annotation: ok=%v record %+v", ok, l)
 	}
-	if _, ok := projectAnnotationLock(&lockMeta("ns", "cm", "u2", "1", "-").ObjectMeta, KindConfigMap); ok {
+	if _, ok := ProjectAnnotationLock(&lockMeta("ns", "cm", "u2", "1", "-").ObjectMeta, KindConfigMap); ok {
 		t.Fatal("a ConfigMap without the leader annotation was projected as a lock")
 	}
 }
@@ -94,11 +94,11 @@ func TestProjectAnnotationLockKeepsWhatItCanRead(t *testing.T) {
 		{`{"holderIdentity":42,"leaderTransitions":-1}`, []leaderrecord.Problem{{Field: "holderIdentity", Reason: leaderrecord.ReasonBadHolder}, {Field: "leaderTransitions", Reason: leaderrecord.ReasonBadTransitions}}, "", false},
 		{`not json`, []leaderrecord.Problem{{Field: "", Reason: leaderrecord.ReasonMalformedJSON}}, "", false},
 	} {
-		l, ok := projectAnnotationLock(&lockMeta("ns", "lock", "u1", "1", tc.record).ObjectMeta, KindConfigMap)
+		l, ok := ProjectAnnotationLock(&lockMeta("ns", "lock", "u1", "1", tc.record).ObjectMeta, KindConfigMap)
 		if !ok {
 			t.Fatalf("%s: not projected", tc.record)
 		}
-		if got := l.recordProblems(); !slices.Equal(got, tc.want) {
+		if got := l.RecordProblems(); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: problems %v, want %v", tc.record, got, tc.want)
 		}
 		if l.Holder != tc.holder || l.HasDuration != tc.dur || l.HasRenewTime {
