@@ -52,3 +52,35 @@ func BenchmarkTextWriter(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTextWriterElections is issue 24's target: 100k leader-election locks, every family
+// of the lean default for each (7 series per lock), in the random order a map-backed cache
+// ranges over them, identity and gzip as Prometheus asks.
+func BenchmarkTextWriterElections(b *testing.B) {
+	view := electionView(100_000)
+	for _, compress := range []bool{false, true} {
+		b.Run(fmt.Sprintf("leases=100000/gzip=%t", compress), func(b *testing.B) {
+			w := NewTextWriter(view, func() time.Time { return scrapeTime })
+			var size countingDiscard
+			if err := w.Write(&size, nil); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(size.n)
+			b.ReportAllocs()
+			for b.Loop() {
+				out := io.Writer(io.Discard)
+				var gz *gzip.Writer
+				if compress {
+					gz, _ = gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
+					out = gz
+				}
+				if err := w.Write(out, nil); err != nil {
+					b.Fatal(err)
+				}
+				if gz != nil {
+					_ = gz.Close()
+				}
+			}
+		})
+	}
+}

@@ -68,6 +68,12 @@ func edgeCaseLeases() []*lock.Lease {
 			l.Spec.AcquireTime = &a
 		}),
 		lease("team-b", "ctrl", held("pod-1", 1500*time.Millisecond, 15)),
+		// Only a hand-made object has these, but the writer must escape them as client_golang
+		// does (the API server's names never need it: lock.Lease.PlainKey).
+		lease(`team-"d"`, "we\\ird\nname", held("x", time.Second, 15)),
+		// Sample values either side of where 'g' switches to an exponent, as integers do.
+		lease("team-e", "six-digits", held("y", time.Second, 999_999), transitions(999_999)),
+		lease("team-e", "seven-digits", held("y", time.Second, 1_000_000), transitions(1_000_000)),
 	}
 	out := make([]*lock.Lease, len(ls))
 	for i, l := range ls {

@@ -94,6 +94,22 @@ func TestParseUIDForms(t *testing.T) {
 }
 
 // The record is 128 bytes, a Go size class: one more byte would cost 16 per Lease (144).
+// PlainKey is decided at projection: true for every name the API server accepts, false when
+// the namespace or name holds a character the text format escapes.
+func TestPlainKeyMarksKeysNeedingNoEscaping(t *testing.T) {
+	for _, tc := range []struct {
+		ns, name string
+		plain    bool
+	}{{"ns", "l", true}, {"kube-node-lease", "ip-10-0-0-1.eu-west-1.compute.internal", true},
+		{`n"s`, "l", false}, {"ns", `back\slash`, false}, {"ns", "new\nline", false}} {
+		raw := rawLease("u1", "1", "a", t0)
+		raw.Namespace, raw.Name = tc.ns, tc.name
+		if got := Project(raw).PlainKey(); got != tc.plain {
+			t.Errorf("PlainKey of %q/%q = %v, want %v", tc.ns, tc.name, got, tc.plain)
+		}
+	}
+}
+
 func TestRecordSize(t *testing.T) {
 	if n := unsafe.Sizeof(Lease{}); n != 128 {
 		t.Fatalf("Lease record is %d bytes, want 128", n)
