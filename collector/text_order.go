@@ -53,6 +53,13 @@ var infoFamilyDef = func() *family {
 // locks that export lease_info, in its order.
 func (w *TextWriter) order(leases []*lock.Lease) (all, info []*lock.Lease) {
 	slices.SortFunc(leases, compareSeries)
+	n := 0 // counted first: at 100k locks, growing the slice would allocate it several times over
+	for _, l := range leases {
+		if w.settings.exports(infoFamilyDef, l) {
+			n++
+		}
+	}
+	info = make([]*lock.Lease, 0, n)
 	for _, l := range leases {
 		if w.settings.exports(infoFamilyDef, l) {
 			info = append(info, l)
