@@ -42,15 +42,15 @@ func repoRoot(t *testing.T) string {
 	return root
 }
 
-// thanosBin returns the Thanos binary hack/thanos/build.sh built (a no-op once cached; make
-// test's hack/deps.sh builds it before the suites run).
+// thanosBin returns the Thanos binary hack/thanos/build.sh built: a no-op once cached, else it
+// waits for the build `make test` runs beside the suites, or builds it.
 func thanosBin(t *testing.T) string {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(repoRoot(t), "hack", "thanos", "build.sh"))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("hack/thanos/build.sh (run hack/deps.sh, which builds Thanos from the Go module proxy): %v", err)
+		t.Fatalf("hack/thanos/build.sh (it builds Thanos from the Go module proxy): %v", err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return filepath.Join(lines[len(lines)-1], "thanos")

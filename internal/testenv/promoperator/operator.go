@@ -12,13 +12,13 @@ import (
 	"github.com/lease-exporter/lease-exporter/internal/testenv/promstack"
 )
 
-// buildScript builds (or, warm, finds) the operator, its CRDs and Prometheus; hack/deps.sh
-// runs it too.
+// buildScript builds (or, warm, finds) the operator, its CRDs and Prometheus; `make test` runs
+// it beside the suites too.
 const buildScript = "hack/prometheus-operator/build.sh"
 
 // operatorDir is Options.OperatorDir, else what buildScript prints: bin/prometheus-operator,
-// bin/prometheus, crds/ and VERSION. Running the script here (a no-op when hack/deps.sh has
-// run) means a missing build is made, or fails the test with the script's own error, never
+// bin/prometheus, crds/ and VERSION. Running the script here (a no-op once built; it waits for a
+// build in progress) means a missing build is made, or fails the test with the script's own error, never
 // skips it.
 func operatorDir(ctx context.Context, dir string) (string, error) {
 	if dir == "" {

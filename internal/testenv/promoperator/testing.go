@@ -13,6 +13,16 @@ import (
 // missing (the operator or Prometheus build) fails the test, never skips it.
 func StartForTest(t testing.TB, cp *controlplane.ControlPlane, o Options) *Stack {
 	t.Helper()
+	// The build comes first and without the start-up's bound: under `make test` it runs beside
+	// the suites at the lowest CPU priority and may still be compiling, which only the test
+	// binary's -timeout should limit.
+	if o.OperatorDir == "" {
+		dir, err := operatorDir(context.Background(), "")
+		if err != nil {
+			t.Fatalf("build prometheus-operator stack: %v", err)
+		}
+		o.OperatorDir = dir
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	s, err := Start(ctx, cp, o)
