@@ -12,39 +12,19 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
 	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/lockobj"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
 )
 
-// lockMeta is the metadata of a ConfigMap or Endpoints lock whose leader annotation is
-// record; record "-" means no annotation. (The same fixtures as lock's annotation tests, whose
-// package this one's tests cannot import.)
-func lockMeta(ns, name, uid, rv, record string) *metav1.PartialObjectMetadata {
-	m := &metav1.PartialObjectMetadata{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(uid), ResourceVersion: rv,
-			CreationTimestamp: metav1.NewTime(t0.Add(-time.Hour)),
-			Labels:            map[string]string{"app": "x"},
-			Annotations:       map[string]string{"other": "kept out of the record"}},
-	}
-	if record != "-" {
-		m.Annotations[leaderrecord.Annotation] = record
-	}
-	return m
-}
+var lockMeta = lockobj.AnnotationLock
 
-const (
-	clientGoRecord = `{"holderIdentity":"pod-a_1","leaseDurationSeconds":15,"acquireTime":"2026-11-21T11:59:00Z",` +
-		`"renewTime":"2026-11-21T12:00:00.5Z","leaderTransitions":3}`
-	pythonRecord = `{"holderIdentity": "py-1", "leaseDurationSeconds": "15", "acquireTime": "2026-11-21 11:59:00", ` +
-		`"renewTime": "2026-11-21 12:00:00.500000"}`
-)
+const clientGoRecord, pythonRecord = lockobj.ClientGoRecord, lockobj.PythonRecord
 
 // The annotation lock kinds' sources, as addSources builds them.
 var configMapSource, endpointsSource = sourceOf(lock.KindConfigMap).(annotationSource), sourceOf(lock.KindEndpoints).(annotationSource)

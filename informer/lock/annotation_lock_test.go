@@ -5,34 +5,13 @@ import (
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/lockobj"
 )
 
-// lockMeta is the metadata of a ConfigMap or Endpoints lock whose leader annotation is
-// record; record "-" means no annotation.
-func lockMeta(ns, name, uid, rv, record string) *metav1.PartialObjectMetadata {
-	m := &metav1.PartialObjectMetadata{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(uid), ResourceVersion: rv,
-			CreationTimestamp: metav1.NewTime(t0.Add(-time.Hour)),
-			Labels:            map[string]string{"app": "x"},
-			Annotations:       map[string]string{"other": "kept out of the record"}},
-	}
-	if record != "-" {
-		m.Annotations[leaderrecord.Annotation] = record
-	}
-	return m
-}
+var lockMeta = lockobj.AnnotationLock
 
-const (
-	clientGoRecord = `{"holderIdentity":"pod-a_1","leaseDurationSeconds":15,"acquireTime":"2026-11-21T11:59:00Z",` +
-		`"renewTime":"2026-11-21T12:00:00.5Z","leaderTransitions":3}`
-	pythonRecord = `{"holderIdentity": "py-1", "leaseDurationSeconds": "15", "acquireTime": "2026-11-21 11:59:00", ` +
-		`"renewTime": "2026-11-21 12:00:00.500000"}`
-)
+const clientGoRecord, pythonRecord = lockobj.ClientGoRecord, lockobj.PythonRecord
 
 func TestProjectAnnotationLockFormats(t *testing.T) {
 	renew := t0.Add(500 * time.Millisecond).UnixMicro()

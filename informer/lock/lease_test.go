@@ -2,7 +2,6 @@ package lock
 
 import (
 	"testing"
-	"time"
 	"unsafe"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -10,19 +9,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+
+	"github.com/lease-exporter/lease-exporter/internal/testenv/lockobj"
 )
 
-var t0 = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-
-func rawLease(uid, rv, holder string, renew time.Time) *coordinationv1.Lease {
-	r := metav1.NewMicroTime(renew)
-	d := int32(15)
-	return &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "l", UID: types.UID(uid), ResourceVersion: rv,
-			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubelet"}}, Labels: map[string]string{"a": "b"}},
-		Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, RenewTime: &r, LeaseDurationSeconds: &d},
-	}
-}
+var t0, rawLease = lockobj.T0, lockobj.Lease
 
 func TestProjectDropsUnusedMetadata(t *testing.T) {
 	raw := rawLease("u1", "1", "a", t0)
