@@ -83,7 +83,8 @@ func compareSeries(a, b *lock.Lease) int {
 	return strings.Compare(a.Namespace(), b.Namespace())
 }
 
-// compareInfo orders by class, holder, kind, name, namespace: lease_info's labels.
+// compareInfo orders by class, holder, kind, name, namespace: lease_info's labels, which are
+// compareSeries' with the holder second.
 func compareInfo(a, b *lock.Lease) int {
 	if ra, rb := classRank[a.Class], classRank[b.Class]; ra != rb {
 		return int(ra) - int(rb)
@@ -91,11 +92,5 @@ func compareInfo(a, b *lock.Lease) int {
 	if c := strings.Compare(a.Holder, b.Holder); c != 0 {
 		return c
 	}
-	if ra, rb := kindRank[a.Kind()], kindRank[b.Kind()]; ra != rb {
-		return int(ra) - int(rb)
-	}
-	if c := strings.Compare(a.Name(), b.Name()); c != 0 {
-		return c
-	}
-	return strings.Compare(a.Namespace(), b.Namespace())
+	return compareSeries(a, b)
 }
