@@ -28,9 +28,21 @@ func main() {
 	// the point of the demo, so only warnings and errors of client-go get through, and not
 	// the errors of the candidates' ordinary races (benignRaces).
 	klog.SetSlogLogger(slog.New(benignRaces{newHandler(os.Stderr, slog.LevelWarn)}))
+	restore, err := takeTerminal()
+	if err != nil {
+		logger.Error("cannot take the terminal's foreground: Ctrl-C will reach make too", "err", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, logger); err != nil {
+	err = run(ctx, logger)
+	interrupted := ctx.Err() != nil
+	stop()
+	restore()
+	if err != nil {
+		if interrupted {
+			// Ctrl-C during start-up: what was started is stopped; that is what was asked.
+			logger.Info("stopped before the demo was up")
+			return
+		}
 		logger.Error("demo failed", "err", err)
 		os.Exit(1)
 	}

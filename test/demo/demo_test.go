@@ -1,8 +1,9 @@
 // Package demo tests `make demo` the way a new user meets it: from the repository root, with a
 // fresh temporary directory, no standard input and Ctrl-C to stop. It checks what the README
 // promises: the printed URLs, the demo's elections and node heartbeats on /metrics, the shipped
-// rules in Prometheus, the failover every minute, a terminal free of errors, and that Ctrl-C
-// leaves no process and no temporary directory behind.
+// rules in Prometheus, the failover every minute, a terminal free of errors, and that Ctrl-C,
+// typed on a real (pseudo-)terminal, ends make with status 0 and leaves no process and no
+// temporary directory behind.
 //
 // It runs the real `make demo`, so it needs what the demo needs (hack/deps.sh installs it).
 package demo
@@ -90,13 +91,14 @@ func testFailover(t *testing.T, metricsURL string) {
 	})
 }
 
-// demo is a running `make demo`, in its own process group as a terminal's foreground job is.
+// demo is a running `make demo`, in a session of its own on a terminal, as in a user's shell.
 type demo struct {
-	cmd     *exec.Cmd
-	tmp     string // the demo's TMPDIR: everything it creates must be gone after Ctrl-C
-	out     *syncbuffer.Buffer
-	done    chan struct{}
-	started time.Time
+	cmd      *exec.Cmd
+	keyboard *os.File // the terminal's other end
+	tmp      string   // the demo's TMPDIR: everything it creates must be gone after Ctrl-C
+	out      *syncbuffer.Buffer
+	done     chan struct{}
+	started  time.Time
 }
 
 func startDemo(t *testing.T) *demo {
@@ -108,14 +110,24 @@ func startDemo(t *testing.T) *demo {
 	if err := os.Mkdir(d.tmp, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	keyboard, tty, err := openTerminal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.keyboard = keyboard
 	d.cmd = exec.Command("make", "demo")
 	d.cmd.Dir = root
 	d.cmd.Env = userEnv(d.tmp)
-	d.cmd.Stdin = nil // /dev/null: the demo must never wait for input
+	// A terminal to read from, on which nothing is typed but Ctrl-C: the demo must never
+	// wait for input. Its output goes to the test.
+	d.cmd.Stdin = tty
 	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
-	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	d.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	d.started = time.Now()
-	if err := d.cmd.Start(); err != nil {
+	err = d.cmd.Start()
+	tty.Close()
+	if err != nil {
+		keyboard.Close()
 		t.Fatalf("make demo: %v", err)
 	}
 	go func() { _ = d.cmd.Wait(); close(d.done) }()
@@ -124,6 +136,7 @@ func startDemo(t *testing.T) *demo {
 			t.Logf("===== make demo output =====\n%s", testsuite.Tail(d.out.String(), 150))
 		}
 		d.kill()
+		keyboard.Close() // after: closing a terminal hangs up its session
 	})
 	return d
 }
@@ -169,19 +182,25 @@ func (d *demo) waitForURLs(t *testing.T) map[string]string {
 	return urls
 }
 
-// interrupt does what Ctrl-C in a terminal does, SIGINT to the whole foreground process group,
-// then checks that nothing the demo started is left: no process (every descendant inherited
+// interrupt types Ctrl-C on the demo's terminal, then checks that make ended as a clean stop
+// reads, and that nothing the demo started is left: no process (every descendant inherited
 // TMPDIR, whatever process group it moved to) and nothing in TMPDIR.
 func (d *demo) interrupt(t *testing.T) {
-	if err := syscall.Kill(-d.cmd.Process.Pid, syscall.SIGINT); err != nil {
-		t.Fatalf("SIGINT: %v", err)
+	if _, err := d.keyboard.Write([]byte{0x03}); err != nil {
+		t.Fatalf("Ctrl-C: %v", err)
 	}
 	select {
 	case <-d.done:
 	case <-time.After(2 * time.Minute):
-		t.Fatalf("make demo still running 2 minutes after SIGINT")
+		t.Fatalf("make demo still running 2 minutes after Ctrl-C")
 	}
-	t.Logf("make demo exited %s after SIGINT", d.cmd.ProcessState)
+	// A clean stop reads as one: status 0, and no "make: *** [...] Error" or "Interrupt" line.
+	if code := d.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("make demo exited %s after Ctrl-C, want status 0", d.cmd.ProcessState)
+	}
+	if m := regexp.MustCompile(`(?m)^make(\[\d+\])?: \*\*\*.*$`).FindString(d.out.String()); m != "" {
+		t.Errorf("make reported a failure after Ctrl-C: %s", m)
+	}
 	var left []string
 	waitFor(t, 20*time.Second, "no process of the demo left", func() error {
 		if left = demoProcesses(d.tmp); len(left) > 0 {
