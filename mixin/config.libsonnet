@@ -29,6 +29,14 @@
     participantNamespaceLabel: 'namespace',
     participantPodLabel: 'pod',
 
+    // The exporter's status pages as people reach them (its Service through an ingress, a
+    // port-forward...), e.g. 'https://leases.example.com'. Set, every per-lease alert gets a
+    // status_page annotation linking to its lock's page, and the lease-detail dashboard a link
+    // to the page of the lock it shows. It is a Prometheus template in the alerts: in
+    // multi-cluster mode '{{ $labels.cluster }}' (your clusterLabel) picks each cluster's
+    // exporter, and becomes ${cluster} in the dashboard. '' leaves both out.
+    statusPageURL: '',
+
     // printf pattern; %s is the alert name.
     runbookURLPattern: 'https://github.com/lease-exporter/lease-exporter/blob/main/docs/runbooks/%s.md',
 

@@ -12,7 +12,14 @@ function(c)
             + (if std.objectHas(e, 'alert') then { alert: e.alert } else {})
             + (if std.objectHas(e, 'cluster') then { [c.clusterLabel]: e.cluster } else {}),
   };
-  local leases = (import 'leases.libsonnet')(c, lib) + (import 'participants.libsonnet')(c, lib);
+  // With statusPageURL set, each per-lease alert links to its lock's status page.
+  local base = std.rstripChars(c.statusPageURL, '/');
+  local statusPage(r) =
+    if base == '' || !std.objectHas(r, 'alert') then r
+    else r { annotations+: {
+      status_page: base + '/leases/{{ $labels.namespace }}/{{ $labels.lease }}{{ with $labels.kind }}?kind={{ . }}{{ end }}',
+    } };
+  local leases = [statusPage(r) for r in (import 'leases.libsonnet')(c, lib) + (import 'participants.libsonnet')(c, lib)];
   local known = [r.alert for r in leases if std.objectHas(r, 'alert')];
   local bad = [e for e in c.exemptions if std.objectHas(e, 'alert') && !std.member(known, e.alert)];
   assert bad == [] : 'exemptions: %s is not a per-lease alert (want one of %s)' % [bad[0].alert, std.join(', ', known)];

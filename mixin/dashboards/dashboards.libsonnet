@@ -7,6 +7,7 @@
 //   in three shapes only, all rewritten below: the matcher cluster=~"$cluster", the first
 //   label of a label list "(cluster, ", and the label_join argument "cluster", . hack/mixin's
 //   multi-cluster test renders with another name and parses every query for a leftover;
+// - a link to the lock's status page on the lease-detail dashboard (statusPageURL);
 // - multi-cluster mode (showMultiCluster): the cluster variable becomes a visible
 //   single-value choice without "All", and the matcher an equality, so every aggregation a
 //   panel does is over one cluster. The fleet overview (fleet.libsonnet) is added.
@@ -48,10 +49,25 @@ function(c)
     refresh: c.dashboardRefresh,
     time+: { from: c.dashboardTimeFrom[file] },
   };
+  // statusPageURL: the lease-detail dashboard links to the status page of the lock it shows.
+  local statusPage = std.strReplace(std.rstripChars(c.statusPageURL, '/'), '{{ $labels.' + L + ' }}', '${cluster}');
+  local links(file, d) =
+    if file != 'lease-detail.json' || statusPage == '' then {}
+    else { links: d.links + [{
+      title: 'Status page',
+      type: 'link',
+      url: statusPage + '/leases/${namespace}/${lease}',
+      asDropdown: false,
+      includeVars: false,
+      keepTime: false,
+      icon: 'info',
+      targetBlank: true,
+      tooltip: "The exporter's status page of this lock: its holders as a timeline, its history and judgement",
+    }] };
   local dashboard(file, d) = timing(file, d) {
     templating+: { list: [variable(v) for v in d.templating.list] },
     panels: [panel(p) for p in d.panels],
-  };
+  } + links(file, d);
 
   local sources = {
     'exporter-health.json': import 'exporter-health.json',
