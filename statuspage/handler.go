@@ -7,6 +7,7 @@ package statuspage
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -123,11 +124,17 @@ func (h *Handler) listPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) detailPage(w http.ResponseWriter, r *http.Request) {
+	window := r.URL.Query().Get("window")
+	span, ok := windowSpan(window)
+	if !ok {
+		h.render(w, http.StatusBadRequest, "badrequest", fmt.Sprintf("window %q is not one the timeline offers: use one of %s", window, windowNames()))
+		return
+	}
 	at := informer.JudgedAt(h.view, h.now())
 	d, ok := find(h.view, at, r.PathValue("namespace"), r.PathValue("name"), kindOf(r))
 	if !ok {
 		h.render(w, http.StatusNotFound, "notfound", notFound(r))
 		return
 	}
-	h.render(w, http.StatusOK, "detail", detailView(d, at))
+	h.render(w, http.StatusOK, "detail", detailView(d, at, span, window))
 }

@@ -169,6 +169,8 @@ type detailPage struct {
 	// a lock recreated, with its holders.
 	Gone, Previous  *deletedRow
 	PreviousTenures []tenureRow
+	// Timeline draws History; nil for locks that keep none.
+	Timeline *timeline
 }
 
 type tenureRow struct {
@@ -176,8 +178,9 @@ type tenureRow struct {
 	From, To, LastRenew, Held, Gap string
 }
 
-// detailView formats d, judged at at (informer.JudgedAt).
-func detailView(d Detail, at time.Time) detailPage {
+// detailView formats d, judged at at (informer.JudgedAt), its timeline over the window
+// named window, span long.
+func detailView(d Detail, at time.Time, span time.Duration, window string) detailPage {
 	judged := at
 	if d.Deleted != nil {
 		judged = d.Deleted.DeletedAt // a tombstone's state is judged when its lock went
@@ -197,6 +200,7 @@ func detailView(d Detail, at time.Time) detailPage {
 		return p
 	}
 	p.Tenures = tenureRows(d.History.Tenures)
+	p.Timeline = timelineOf(d.History, judged, span, window, detailURL(d.Lease))
 	if n := len(d.History.RenewalIntervalsSeconds); n > 0 {
 		iv := slices.Clone(d.History.RenewalIntervalsSeconds)
 		slices.Sort(iv)
