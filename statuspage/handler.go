@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -110,17 +109,7 @@ func (h *Handler) writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func (h *Handler) listPage(w http.ResponseWriter, r *http.Request) {
-	f := filterOf(r)
-	all := list(h.view, h.now(), Filter{})
-	shown := all
-	shown.Leases = shown.Leases[:0:0]
-	for i := range all.Leases {
-		if f.match(&all.Leases[i]) {
-			shown.Leases = append(shown.Leases, all.Leases[i])
-		}
-	}
-	shown.Deleted = slices.DeleteFunc(slices.Clone(all.Deleted), func(d Deleted) bool { return !f.matchLock(d.Namespace, d.Class, d.Kind) })
-	h.render(w, http.StatusOK, "list", listView(all, shown, f))
+	h.render(w, http.StatusOK, "list", listPageOf(h.view, h.now(), filterOf(r)))
 }
 
 func (h *Handler) detailPage(w http.ResponseWriter, r *http.Request) {
