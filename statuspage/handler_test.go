@@ -265,7 +265,9 @@ func TestListPageFilters(t *testing.T) {
 		return out
 	}
 	for _, tc := range []struct{ query, want string }{
-		{"", "[unhealthy:billing healthy:evil healthy:kube-node-lease healthy:orders]"},
+		// Node heartbeats are summed up, not listed, unless their class is asked for.
+		{"", "[unhealthy:billing healthy:evil healthy:orders]"},
+		{"?class=node-heartbeat", "[healthy:kube-node-lease]"},
 		{"?unhealthy=1", "[unhealthy:billing]"},
 		{"?class=leader-election&namespace=orders", "[healthy:orders]"},
 	} {

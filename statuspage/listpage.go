@@ -32,14 +32,25 @@ func listPageOf(view informer.View, now time.Time, f Filter) listPage {
 	// kept in a bounded heap rather than sorting all of them.
 	var unhealthy []*lock.Lease
 	healthy := &firstLocks{}
+	nodes := &nodeSummary{}
 	view.Range(func(l *lock.Lease) {
 		p.Total++
 		namespaces[l.Namespace()] = true
-		ok := lock.Judge(l, atµ).Healthy()
+		j := lock.Judge(l, atµ)
+		ok := j.Healthy()
 		if !ok {
 			p.Unhealthy++
 		}
-		if !f.matchLock(l.Namespace(), l.Class.String(), l.Kind().String()) || (f.UnhealthyOnly && ok) {
+		if !f.matchLock(l.Namespace(), l.Class.String(), l.Kind().String()) {
+			return
+		}
+		if l.Class == lock.ClassNodeHeartbeat {
+			nodes.add(l, atµ, j.Held)
+			if f.Class == "" {
+				return // summed up, not listed, unless the class filter asks for them
+			}
+		}
+		if f.UnhealthyOnly && ok {
 			return
 		}
 		p.Matching++
@@ -63,6 +74,10 @@ func listPageOf(view informer.View, now time.Time, f Filter) listPage {
 		p.DeletedRows = append(p.DeletedRows, deletedRowOf(d, shown.EvaluatedAt))
 	}
 	p.Namespaces = slices.Sorted(maps.Keys(namespaces))
+	if nodes.Total > 0 {
+		nodes.finish()
+		p.Nodes = nodes
+	}
 	p.List = shown
 	return p
 }

@@ -50,6 +50,9 @@ var contentSecurityPolicy = func() string {
 
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"script": func() template.JS { return template.JS(script) },
+	// The histogram's bar centre, and the baseline of the count above it.
+	"mid":   func(b bucket) float64 { return b.X + b.W/2 },
+	"above": func(b bucket) float64 { return b.Y - 4 },
 }).ParseFS(templateFiles, "templates/*.html"))
 
 // render executes a page into a buffer first, so a template error is a clean 500.
@@ -96,6 +99,9 @@ type listPage struct {
 	// DeletedRows are the locks deleted recently, newest first (at most
 	// informer.MaxTombstones: no bound of their own).
 	DeletedRows []deletedRow
+	// Nodes sums up the node heartbeats the filter selects; the table lists them only when
+	// the class filter is node-heartbeat. Nil when there are none.
+	Nodes *nodeSummary
 }
 
 // rowOf formats l for the list page, judged at at.

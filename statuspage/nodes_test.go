@@ -1,0 +1,106 @@
+package statuspage
+
+import (
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
+)
+
+// nodeFixture: 60 kubelets (40 s leases), judged at now: 55 renewed 5 s ago, one 25 s ago,
+// one 50 s ago (late by 10 s), one 3 minutes ago, two whose record never had a renewTime;
+// and one election.
+func nodeFixture(t *testing.T) *Handler {
+	t.Helper()
+	o := fake.NewObserver(lock.DefaultHistory)
+	now := t0.Add(time.Hour)
+	var leases []*lock.Lease
+	node := func(name string, age time.Duration, renewed bool) {
+		l := lease("kube-node-lease", name, "u-"+name, 1, name, now.Add(-age), t0)
+		l.Spec.LeaseDurationSeconds = ptr(int32(40))
+		if !renewed {
+			l.Spec.RenewTime = nil
+		}
+		leases = append(leases, o.Observe(l, now.Add(-age), true))
+	}
+	for i := range 55 {
+		node(fmt.Sprintf("node-%02d", i), 5*time.Second, true)
+	}
+	node("node-slow", 25*time.Second, true)
+	node("node-late", 50*time.Second, true)
+	node("node-gone", 3*time.Minute, true)
+	node("node-new-a", time.Minute, false)
+	node("node-new-b", time.Minute, false)
+	leases = append(leases, o.Observe(lease("orders", "worker", "u-w", 1, "w-0", now.Add(-time.Second), now.Add(-time.Second)), now.Add(-time.Second), true))
+	return New(view{leases: leases, synced: true}, slog.New(slog.DiscardHandler), func() time.Time { return now })
+}
+
+// The list page sums the node heartbeats up: how many, how many late and by how much, the
+// most overdue first, and a histogram of renew ages; its table keeps them out unless their
+// class is asked for.
+func TestListPageSumsUpNodeHeartbeats(t *testing.T) {
+	h := nodeFixture(t)
+	_, page := get(t, h, "/leases")
+	for _, want := range []string{
+		`<span id="nodes-total">60</span> heartbeats`,
+		`<span id="nodes-late" class="bad">4 late</span>`,
+		`href="/leases?class=node-heartbeat&amp;unhealthy=1">only the late ones</a>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the summary lacks %s", want)
+		}
+	}
+	late := regexp.MustCompile(`<tr class="unhealthy"><td><a href="/leases/kube-node-lease/([^"]+)">[^<]+</a></td><td[^>]*>[^<]*</td><td class="num">([^<]*)</td><td class="num">([^<]*)</td></tr>`).FindAllStringSubmatch(page, -1)
+	var got []string
+	for _, m := range late {
+		got = append(got, strings.Join(m[1:], " "))
+	}
+	want := "node-new-a never renewed ,node-new-b never renewed ,node-gone 3m0s 2m20s,node-late 50.0s 10.0s"
+	if strings.Join(got, ",") != want {
+		t.Errorf("late heartbeats %q, want %q (never renewed first, then the most overdue, late by age minus 40 s)", strings.Join(got, ","), want)
+	}
+	var buckets []string
+	for _, m := range regexp.MustCompile(`<g class="bucket( late)?"><title>([^<]+)</title>`).FindAllStringSubmatch(page, -1) {
+		buckets = append(buckets, m[2]+map[bool]string{true: " (late)", false: ""}[m[1] != ""])
+	}
+	wantBuckets := "55 renewed 0s to 10s ago, 0 renewed 10s to 20s ago, 1 renewed 20s to 30s ago, 0 renewed 30s to 40s ago, " +
+		"1 renewed 40s to 1m ago (late), 0 renewed 1m to 2m ago (late), 1 renewed 2m to 5m ago (late), 0 renewed 5m to 15m ago (late), " +
+		"0 renewed 15m to 1h ago (late), 0 renewed over 1h ago (late), 2 never renewed (late)"
+	if strings.Join(buckets, ", ") != wantBuckets {
+		t.Errorf("histogram buckets:\n%s\nwant\n%s", strings.Join(buckets, ", "), wantBuckets)
+	}
+	if strings.Contains(page, `data-namespace="kube-node-lease"`) {
+		t.Error("the default table lists node heartbeats")
+	}
+	_, page = get(t, h, "/leases?class=node-heartbeat")
+	if n := strings.Count(page, `<tr class="healthy" data-namespace="kube-node-lease"`) + strings.Count(page, `<tr class="unhealthy" data-namespace="kube-node-lease"`); n != 60 {
+		t.Errorf("?class=node-heartbeat lists %d heartbeats, want 60", n)
+	}
+	if _, page = get(t, h, "/leases?class=leader-election"); strings.Contains(page, `id="nodes"`) {
+		t.Error("the leader-election list sums up node heartbeats")
+	}
+}
+
+// Past maxLateNodes, the page lists the most overdue and says how many it left out.
+func TestLateNodeHeartbeatsAreBounded(t *testing.T) {
+	o := fake.NewObserver(lock.DefaultHistory)
+	now := t0.Add(time.Hour)
+	var leases []*lock.Lease
+	for i := range maxLateNodes + 7 {
+		age := time.Minute + time.Duration(i)*time.Second
+		leases = append(leases, o.Observe(lease("kube-node-lease", fmt.Sprintf("n%03d", i), fmt.Sprint(i), 1, "h", now.Add(-age), t0), now.Add(-age), true))
+	}
+	h := New(view{leases: leases, synced: true}, slog.New(slog.DiscardHandler), func() time.Time { return now })
+	_, page := get(t, h, "/leases")
+	if n := strings.Count(page, `<tr class="unhealthy"><td><a href="/leases/kube-node-lease/`); n != maxLateNodes {
+		t.Errorf("%d late heartbeats listed, want %d", n, maxLateNodes)
+	}
+	if !strings.Contains(page, fmt.Sprintf("The %d most overdue of %d", maxLateNodes, maxLateNodes+7)) || strings.Contains(page, `/kube-node-lease/n000"`) {
+		t.Error("the cut list does not say so, or keeps the least overdue")
+	}
+}
