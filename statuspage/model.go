@@ -66,6 +66,11 @@ type Detail struct {
 	// PreviousIncarnation is, for a lock deleted and recreated (a new UID) within the
 	// retention, the incarnation before this one: a recreation, not a holder change.
 	PreviousIncarnation *Deleted `json:"previous_incarnation"`
+	// Strategy and PreferredHolder are the Lease's coordinated-election fields, "" unset.
+	Strategy        string `json:"strategy"`
+	PreferredHolder string `json:"preferred_holder"`
+	// Candidates are the Lease's LeaseCandidates; null when LeaseCandidates are not watched.
+	Candidates []Candidate `json:"candidates"`
 }
 
 // History is a lock's recent election history, oldest first.
@@ -148,6 +153,10 @@ func find(view informer.View, at time.Time, namespace, name, kind string) (Detai
 	if found != nil {
 		d := detail(found, at)
 		d.PreviousIncarnation = previousIncarnation(view, tombs, found)
+		d.Strategy, d.PreferredHolder = found.Strategy(), found.PreferredHolder()
+		if found.Kind() == lock.KindLease {
+			d.Candidates = candidatesOf(view, namespace, name, d.PreferredHolder, at)
+		}
 		return d, true
 	}
 	if t := newestTombstone(tombs, lockKey{kind, namespace, name}); t != nil {

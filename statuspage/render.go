@@ -51,8 +51,9 @@ var contentSecurityPolicy = func() string {
 var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"script": func() template.JS { return template.JS(script) },
 	// The histogram's bar centre, and the baseline of the count above it.
-	"mid":   func(b bucket) float64 { return b.X + b.W/2 },
-	"above": func(b bucket) float64 { return b.Y - 4 },
+	"mid":     func(b bucket) float64 { return b.X + b.W/2 },
+	"stampOf": func(t *time.Time) string { return stamp(*t) },
+	"above":   func(b bucket) float64 { return b.Y - 4 },
 }).ParseFS(templateFiles, "templates/*.html"))
 
 // render executes a page into a buffer first, so a template error is a clean 500.
