@@ -66,7 +66,11 @@ func listPageOf(view informer.View, now time.Time, f Filter) listPage {
 	slices.SortFunc(unhealthy, compareLocks)
 	first := slices.SortedFunc(slices.Values(*healthy), compareLocks)
 	for _, l := range append(unhealthy, first...)[:min(p.Matching, maxRows)] {
-		p.Rows = append(p.Rows, rowOf(summarize(l, at), shown.EvaluatedAt))
+		r := rowOf(summarize(l, at), shown.EvaluatedAt)
+		if h := l.History(); h != nil {
+			r.Strip = strip(history(h.Snapshot(), l, at, r.Held), at)
+		}
+		p.Rows = append(p.Rows, r)
 	}
 	shown.Deleted = deletedList(view, tombs, f)
 	for _, d := range shown.Deleted {

@@ -82,6 +82,9 @@ type row struct {
 	RenewAge, Skew, Duration, Trans      string
 	LastChange                           string
 	RenewAgeV, SkewV, LastChangeV        float64
+	// Strip is the lock's last hour as a small timeline; empty for locks that keep no
+	// history.
+	Strip template.HTML
 }
 
 // maxRows bounds the list page: at 100k Leases a full table would be tens of megabytes that

@@ -2,6 +2,8 @@ package statuspage
 
 import (
 	"fmt"
+	"html"
+	"html/template"
 	"net/url"
 	"strings"
 	"time"
@@ -75,7 +77,8 @@ type stretch struct {
 }
 
 // timelineOf draws h from at-span to at (all of the kept history for span 0). pageURL is
-// the page's own path and query, without window.
+// the page's own path and query, without window, for the links to the other windows ("":
+// none).
 func timelineOf(h *History, at time.Time, span time.Duration, window, pageURL string) *timeline {
 	if h == nil {
 		return nil
@@ -88,9 +91,11 @@ func timelineOf(h *History, at time.Time, span time.Duration, window, pageURL st
 		}
 	}
 	tl := &timeline{Start: stamp(start), End: stamp(at)}
-	for _, w := range timelineWindows {
-		tl.Windows = append(tl.Windows, windowLink{Name: w.name, URL: withQuery(pageURL, "window", w.name),
-			Current: w.name == window || (window == "" && w.span == 0)})
+	if pageURL != "" {
+		for _, w := range timelineWindows {
+			tl.Windows = append(tl.Windows, windowLink{Name: w.name, URL: withQuery(pageURL, "window", w.name),
+				Current: w.name == window || (window == "" && w.span == 0)})
+		}
 	}
 	total := at.Sub(start).Seconds()
 	x := func(t time.Time) float64 {
@@ -170,4 +175,27 @@ func withQuery(path, key, value string) string {
 	q.Set(key, value)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// stripSpan is the span of the list page's strips: an hour shows whether a lock flaps.
+const stripSpan = time.Hour
+
+// strip draws h's last stripSpan up to at as the list row's small timeline: the bars and
+// gaps of the detail page's, titled the same, without labels. It is written directly, not
+// through a template: the list shows up to 2,000 of them.
+func strip(h *History, at time.Time) template.HTML {
+	tl := timelineOf(h, at, stripSpan, "", "")
+	var b strings.Builder
+	b.WriteString(`<svg class="strip" viewBox="0 0 1000 44" preserveAspectRatio="none" role="img"><title>Last hour: `)
+	b.WriteString(html.EscapeString(tl.Description))
+	b.WriteString(`</title><rect class="axis" x="0" y="4" width="1000" height="36"/>`)
+	for _, g := range tl.Gaps {
+		fmt.Fprintf(&b, `<rect class="gap" x="%.1f" y="4" width="%.1f" height="36"><title>%s</title></rect>`, g.X, g.W, html.EscapeString(g.Title))
+	}
+	for _, s := range tl.Bars {
+		fmt.Fprintf(&b, `<rect class="h%d" x="%.1f" y="4" width="%.1f" height="36" data-ended="%s"><title>%s</title></rect>`,
+			s.Colour, s.X, s.W, html.EscapeString(s.Ended), html.EscapeString(s.Title))
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String()) // every value above is escaped
 }

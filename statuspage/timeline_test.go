@@ -199,3 +199,35 @@ func TestTimelineEndsAnUnrenewedTenureAtItsExpiry(t *testing.T) {
 		t.Errorf("gap at %.2f width %.2f (%q), want 15 s to 51 s", x, w, gaps[0].title)
 	}
 }
+
+// Each listed lock that keeps a history carries its last hour as a strip: the detail page's
+// bars and gaps, titled alike, scaled to an hour; node heartbeats, which keep none, have none.
+func TestListRowsCarryTheLastHour(t *testing.T) {
+	h, _ := fixture(t, "holder")
+	_, page := get(t, h, "/leases?class=")
+	row := page[strings.Index(page, `data-namespace="orders"`):]
+	row = row[:strings.Index(row, "</tr>")]
+	nodes := timelineNodesOf(t, row, "strip")
+	bars, gaps := byClass(nodes, "rect", "h0"), byClass(nodes, "rect", "gap")
+	bars = append(bars, byClass(nodes, "rect", "h1")...)
+	bars = append(bars, byClass(nodes, "rect", "h2")...)
+	if len(bars) != 3 || len(gaps) != 2 {
+		t.Fatalf("orders/worker's strip: %d bars, %d gaps, want 3 and 2", len(bars), len(gaps))
+	}
+	// An hour is 1000 units: a's 25 s are 6.9 of them, ending 26 s before the end.
+	if x, w := attrFloat(t, bars[0], "x"), attrFloat(t, bars[0], "width"); fmt.Sprintf("%.1f %.1f", x, w) != fmt.Sprintf("%.1f %.1f", 1000-51.0/3.6, 25/3.6) {
+		t.Errorf("a's bar at %.1f width %.1f", x, w)
+	}
+	if !strings.HasPrefix(bars[1].title, "b held it for 13.0s") || !strings.HasSuffix(bars[1].title, "ended: released") || bars[1].attrs["data-ended"] != "released" {
+		t.Errorf("b's bar: %+v", bars[1])
+	}
+	if _, page := get(t, h, "/leases?class=node-heartbeat"); strings.Contains(page, `class="strip"`) {
+		t.Error("a node heartbeat, which keeps no history, has a strip")
+	}
+}
+
+// timelineNodesOf parses fragment and returns the elements inside the first svg of class.
+func timelineNodesOf(t *testing.T, fragment, class string) []svgNode {
+	t.Helper()
+	return timelineNodes(t, strings.Replace(fragment, `<svg class="`+class+`"`, `<svg id="timeline" class="`+class+`"`, 1))
+}
