@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -45,6 +46,8 @@ type Handler struct {
 	now    func() time.Time
 	logger *slog.Logger
 	mux    *http.ServeMux
+	// grafana is Grafana's base URL, "" for no links (LinkGrafana).
+	grafana string
 }
 
 // New returns the handler; now is the clock (nil: time.Now).
@@ -59,6 +62,20 @@ func New(view informer.View, logger *slog.Logger, now func() time.Time) *Handler
 	h.mux.HandleFunc(Patterns[3], h.detailJSON)
 	return h
 }
+
+// LinkGrafana makes the pages link to the shipped dashboards in the Grafana at base (an
+// absolute URL, validated by the caller): the list to the leases overview, each lock to its
+// lease-detail dashboard. "" links to none.
+func (h *Handler) LinkGrafana(base string) *Handler {
+	h.grafana = strings.TrimSuffix(base, "/")
+	return h
+}
+
+// The shipped dashboards' paths (their uids are fixed in dashboards/).
+const (
+	grafanaOverview = "/d/lease-exporter-overview/leases-overview"
+	grafanaDetail   = "/d/lease-exporter-lease-detail/lease-detail"
+)
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
@@ -109,7 +126,11 @@ func (h *Handler) writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func (h *Handler) listPage(w http.ResponseWriter, r *http.Request) {
-	h.render(w, http.StatusOK, "list", listPageOf(h.view, h.now(), filterOf(r)))
+	p := listPageOf(h.view, h.now(), filterOf(r))
+	if h.grafana != "" {
+		p.Grafana = h.grafana + grafanaOverview
+	}
+	h.render(w, http.StatusOK, "list", p)
 }
 
 func (h *Handler) detailPage(w http.ResponseWriter, r *http.Request) {
@@ -125,5 +146,9 @@ func (h *Handler) detailPage(w http.ResponseWriter, r *http.Request) {
 		h.render(w, http.StatusNotFound, "notfound", notFound(r))
 		return
 	}
-	h.render(w, http.StatusOK, "detail", detailView(d, at, span, window))
+	p := detailView(d, at, span, window)
+	if h.grafana != "" {
+		p.Grafana = h.grafana + grafanaDetail + "?var-namespace=" + url.QueryEscape(d.Namespace) + "&var-lease=" + url.QueryEscape(d.Name)
+	}
+	h.render(w, http.StatusOK, "detail", p)
 }

@@ -403,3 +403,21 @@ func TestSkewedHolderIsUnhealthyAtTheAlertThreshold(t *testing.T) {
 		}
 	}
 }
+
+// With Grafana's URL, the list links to the leases overview and each lock's page to its
+// lease-detail dashboard, with the lock's variables; without, neither links.
+func TestPagesLinkToGrafana(t *testing.T) {
+	h, _ := fixture(t, "holder")
+	if _, page := get(t, h, "/leases/orders/worker"); strings.Contains(page, `id="grafana"`) {
+		t.Error("a page links to Grafana without its URL")
+	}
+	h.LinkGrafana("https://example.com/grafana/")
+	for path, want := range map[string]string{
+		"/leases":               `<a id="grafana" href="https://example.com/grafana/d/lease-exporter-overview/leases-overview">`,
+		"/leases/orders/worker": `<a id="grafana" href="https://example.com/grafana/d/lease-exporter-lease-detail/lease-detail?var-namespace=orders&amp;var-lease=worker">`,
+	} {
+		if _, page := get(t, h, path); !strings.Contains(page, want) {
+			t.Errorf("%s lacks %s", path, want)
+		}
+	}
+}

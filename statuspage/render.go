@@ -106,6 +106,8 @@ type listPage struct {
 	// Nodes sums up the node heartbeats the filter selects; the table lists them only when
 	// the class filter is node-heartbeat. Nil when there are none.
 	Nodes *nodeSummary
+	// Grafana is the leases overview dashboard's URL, "" without --web.grafana-url.
+	Grafana string
 }
 
 // rowOf formats l for the list page, judged at at.
@@ -150,6 +152,8 @@ type detailPage struct {
 	PreviousTenures []tenureRow
 	// Timeline draws History; nil for locks that keep none.
 	Timeline *timeline
+	// Grafana is the lock's lease-detail dashboard URL, "" without --web.grafana-url.
+	Grafana string
 }
 
 type tenureRow struct {

@@ -142,6 +142,9 @@ func TestWatchFlagsValidate(t *testing.T) {
 		{[]string{"--history.changes=-1"}, "invalid --history.changes=-1"},
 		{[]string{"--history.changes=" + strconv.Itoa(lock.MaxHistory+1)}, "each must be between 0 and 1000"},
 		{[]string{"--history.changes=8", "--history.renewals=0"}, ""},
+		{[]string{"--web.grafana-url=https://example.com/grafana"}, ""},
+		{[]string{"--web.grafana-url=grafana.example.com"}, `invalid --web.grafana-url "grafana.example.com": want Grafana's absolute http(s) URL`},
+		{[]string{"--web.grafana-url=https://g.example.com/?orgId=2"}, "without query"},
 	} {
 		o, err := parseOptions(tc.args, io.Discard)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != exitUsage) {

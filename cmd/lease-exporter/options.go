@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -30,9 +31,11 @@ type options struct {
 	telemetryPath string
 	maxRequests   int
 	enablePprof   bool
-	logLevel      string
-	logFormat     string
-	client        informer.ClientOptions
+	// grafanaURL is Grafana's base URL, for the status pages' links to the dashboards.
+	grafanaURL string
+	logLevel   string
+	logFormat  string
+	client     informer.ClientOptions
 	// watch holds the informer options that flags set as they are; informerOptions
 	// derives the rest from the fields below.
 	watch          informer.Options
@@ -58,6 +61,7 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.telemetryPath, "web.telemetry-path", "/metrics", "Path under which to expose metrics.")
 	fs.IntVar(&o.maxRequests, "web.max-requests", 10, "Maximum concurrent scrapes of the metrics path; excess requests get 503. 0 means no limit.")
 	fs.BoolVar(&o.enablePprof, "web.enable-pprof", false, "Serve Go profiling endpoints under /debug/pprof/.")
+	fs.StringVar(&o.grafanaURL, "web.grafana-url", "", "Grafana's URL (https://grafana.example.com) with the shipped dashboards: the status pages link to them. Empty: no links.")
 	fs.StringVar(&o.logLevel, "log.level", "info", "Log level: debug, info, warn or error.")
 	fs.StringVar(&o.logFormat, "log.format", "text", "Log format: text (coloured on a terminal) or json.")
 	fs.StringVar(&o.client.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig file. Default: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.")
@@ -134,6 +138,11 @@ func (o *options) Validate() error {
 	}
 	if o.maxRequests < 0 {
 		return fmt.Errorf("invalid --web.max-requests %d: must be 0 (no limit) or more", o.maxRequests)
+	}
+	if o.grafanaURL != "" {
+		if u, err := url.Parse(o.grafanaURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("invalid --web.grafana-url %q: want Grafana's absolute http(s) URL without query, such as https://grafana.example.com or https://example.com/grafana", o.grafanaURL)
+		}
 	}
 	if o.webConfigFile != "" {
 		if err := web.Validate(o.webConfigFile); err != nil {

@@ -53,7 +53,7 @@ func newHandlers(opts *options, reg *prometheus.Registry, view informer.View, lo
 	series := collector.WithExtended(opts.extendedMetrics)
 	return handlers{
 		metrics: limit(exposition.NewHandler(reg, collector.NewTextWriter(view, nil, series), collector.New(view, nil, series), logger)),
-		leases:  limit(statuspage.New(view, logger.With("component", "statuspage"), nil)),
+		leases:  limit(statuspage.New(view, logger.With("component", "statuspage"), nil).LinkGrafana(opts.grafanaURL)),
 	}
 }
 
