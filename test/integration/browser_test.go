@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,13 +94,25 @@ func TestStatusPageInBrowser(t *testing.T) {
 	ns := newNamespace(t, "browser")
 	a := startCandidate(t, ns, "orders-worker", "orders-worker-7d9f-a", true)
 	waitLeading(t, a)
-	b := startCandidate(t, ns, "orders-worker", "orders-worker-7d9f-b", true)
+	b := startCandidate(t, ns, "orders-worker", "orders-worker-7d9f-b", false)
 	time.Sleep(2 * time.Second)
 	a.Stop() // a graceful handoff to b
 	waitLeading(t, b)
+	c := startCandidate(t, ns, "orders-worker", "orders-worker-7d9f-c", true)
+	time.Sleep(2 * time.Second)
+	b.Stop() // a crash: b does not release, its lease expires, c takes over
+	waitLeading(t, c)
 	startCandidate(t, ns, "billing-ledger", "billing-ledger-5c6b-0", false)
 	createLease(t, ns, "reports-cron", "reports-cron-6f7d-x", time.Now(), 1) // never renewed: expires after 1 s
 	createLease(t, ns, "hostile", hostileHolder, time.Now(), 3600)
+	// A kubelet gone quiet. The exporter sees a new Lease renew when it arrives, whatever its
+	// renewTime says, so the heartbeat lasts 1 s rather than a kubelet's 40: it is late by the
+	// time the page is read.
+	lateNode := ns + "-node"
+	createLease(t, "kube-node-lease", lateNode, lateNode, time.Now(), 1)
+	t.Cleanup(func() {
+		_ = env.Client.CoordinationV1().Leases("kube-node-lease").Delete(context.Background(), lateNode, metav1.DeleteOptions{})
+	})
 
 	ctx := browser(t)
 	list := env.exp.URL() + "/leases?namespace=" + ns
@@ -121,6 +134,21 @@ func TestStatusPageInBrowser(t *testing.T) {
 	}
 	checkInert(t, ctx)
 	screenshot(t, ctx, "leases-list.png")
+	// On a 1366-pixel laptop screen the list fits without scrolling sideways, and no cell
+	// wraps: each row is one line high, the 10 KB holder cut short with an ellipsis.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1366, 768), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS("#leases"))); err != nil {
+		t.Fatal(err)
+	}
+	if fit := eval[string](t, ctx, `(() => {
+		const over = document.documentElement.scrollWidth - window.innerWidth;
+		const tall = Array.from(document.querySelectorAll("#leases tbody tr")).filter(r => r.getBoundingClientRect().height > 2 * parseFloat(getComputedStyle(r.cells[3]).lineHeight)).map(r => r.dataset.name);
+		return over > 0 ? "scrolls " + over + " px sideways" : tall.length ? "wrapped rows: " + tall.join(" ") : "fits";
+	})()`); fit != "fits" {
+		t.Errorf("list at 1366 px: %s", fit)
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 800)); err != nil {
+		t.Fatal(err)
+	}
 	if cell := eval[string](t, ctx, `document.querySelector('tr[data-name="hostile"] td.holder').textContent`); cell != hostileHolder {
 		t.Errorf("hostile holder cell shows %d bytes, want the identity's %d as text", len(cell), len(hostileHolder))
 	}
@@ -132,6 +160,29 @@ func TestStatusPageInBrowser(t *testing.T) {
 	}
 	if got := eval[string](t, ctx, rows); got != "healthy:billing-ledger healthy:hostile healthy:orders-worker unhealthy:reports-cron" {
 		t.Errorf("sorted by name: %q", got)
+	}
+
+	// The node heartbeats are summed up: the late one listed, late by its renew age less its
+	// second, and the histogram counting it.
+	if err := chromedp.Do(ctx, chromedp.Navigate(env.exp.URL()+"/leases?namespace=kube-node-lease"), chromedp.WaitVisible(chromedp.CSS("#nodes"))); err != nil {
+		t.Fatal(err)
+	}
+	late := eval[string](t, ctx, `Array.from(document.querySelectorAll("#late-nodes tbody tr")).filter(r => r.cells[0].textContent === "`+lateNode+`").map(r => r.cells[2].textContent + " " + r.cells[3].textContent).join("")`)
+	ages := strings.Fields(late)
+	if len(ages) != 2 {
+		t.Fatalf("late node %s: row %q, want its renew age and lateness", lateNode, late)
+	}
+	age, err1 := time.ParseDuration(ages[0])
+	by, err2 := time.ParseDuration(ages[1])
+	if err1 != nil || err2 != nil || age < 2*time.Second || by != age-time.Second {
+		t.Errorf("late node %s: renew age %s, late by %s; want late by the age less its 1 s lease", lateNode, ages[0], ages[1])
+	}
+	if n := eval[float64](t, ctx, `Array.from(document.querySelectorAll("#renew-ages g.bucket text.count")).reduce((s, c) => s + +c.textContent, 0)`); n < 1 {
+		t.Errorf("the renew-age histogram counts %v heartbeats, want at least the late one", n)
+	}
+	screenshot(t, ctx, "leases-nodes.png")
+	if err := chromedp.Do(ctx, chromedp.Navigate(list), chromedp.WaitVisible(chromedp.CSS("#leases"))); err != nil {
+		t.Fatal(err)
 	}
 
 	// Ticking the box submits the form: the page navigates to the filtered list.
@@ -164,8 +215,31 @@ func TestStatusPageInBrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(env.exp.URL()+"/leases/"+ns+"/orders-worker"), chromedp.WaitVisible(chromedp.CSS("#history"))); err != nil {
 		t.Fatal(err)
 	}
-	if ended := eval[string](t, ctx, `Array.from(document.querySelectorAll("#history td.ended")).map(c => c.textContent).join(",")`); ended != "holding,released" {
-		t.Errorf("detail history endings %q, want holding,released (newest first)", ended)
+	if ended := eval[string](t, ctx, `Array.from(document.querySelectorAll("#history td.ended")).map(c => c.textContent).join(",")`); ended != "holding,expired,released" {
+		t.Errorf("detail history endings %q, want holding,expired,released (newest first)", ended)
+	}
+	// The timeline, as Chromium laid it out: a's tenure, ended by its release, b's, ended by
+	// its expiry, then c's, holding, left to right, each drawn with a width and titled with
+	// its holder; the time between b's expiry and c's takeover is a titled gap after b's bar.
+	bars := eval[string](t, ctx, `Array.from(document.querySelectorAll("#timeline g.tenure")).map(g => {
+		const r = g.querySelector("rect").getBBox();
+		return [g.dataset.holder, g.dataset.ended || "holding", r.width > 0 ? "drawn" : "empty", g.querySelector("title").textContent.startsWith(g.dataset.holder + " held it for") ? "titled" : "untitled", Math.round(r.x), Math.round(r.x + r.width)].join(" ");
+	}).join(", ")`)
+	var aX, aEnd, bX, bEnd, cX, cEnd int
+	if n, err := fmt.Sscanf(bars, "orders-worker-7d9f-a released drawn titled %d %d, orders-worker-7d9f-b expired drawn titled %d %d, orders-worker-7d9f-c holding drawn titled %d %d",
+		&aX, &aEnd, &bX, &bEnd, &cX, &cEnd); n != 6 || err != nil || !(aX < bX && bX < cX) {
+		t.Errorf("timeline bars %q, want a's released, b's expired and c's holding tenures, drawn and titled, left to right", bars)
+	}
+	// c acquires about a retry period after b's lease ran out by its own observation, which
+	// the exporter's may trail: the gap is short, possibly none.
+	gaps := eval[string](t, ctx, `Array.from(document.querySelectorAll("#timeline rect.gap")).map(g => Math.round(g.getBBox().x) + " " + g.querySelector("title").textContent).join(" | ")`)
+	for _, g := range strings.Split(gaps, " | ") {
+		if g != "" && !strings.HasPrefix(g, fmt.Sprintf("%d leaderless for ", aEnd)) && !strings.HasPrefix(g, fmt.Sprintf("%d leaderless for ", bEnd)) {
+			t.Errorf("timeline gap %q: want it titled leaderless, where a's or b's bar ends (x=%d, %d)", g, aEnd, bEnd)
+		}
+	}
+	if desc := eval[string](t, ctx, `document.getElementById("timeline-desc").textContent`); !strings.Contains(desc, "ended: released") || !strings.Contains(desc, "ended: expired") {
+		t.Errorf("the timeline's description %q does not say how a's and b's tenures ended", desc)
 	}
 	screenshot(t, ctx, "leases-detail.png")
 }

@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/chromedp/chromedp"
+
 	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
@@ -291,6 +293,7 @@ func testCoordinatedUpgrade(t *testing.T, cp *controlplane.ControlPlane, client 
 		t.Error(err)
 	}
 	t.Logf("older-scheduler preferred; holder %q, lease_holder_is_preferred %v", preferred.holder, preferred.isPrefer)
+	checkCandidatesPage(t, exp, ns, name, len(before.candidates)+1)
 	// 1.36's deprecation warning for v1beta1 comes with every list and watch (1.34 and 1.35
 	// send none).
 	if n := strings.Count(exp.Logs(), "LeaseCandidate is deprecated"); n > 1 {
@@ -380,4 +383,22 @@ func TestLeaseCandidatesOffWhenNotServedOrTurnedOff(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkCandidatesPage reads the scheduler Lease's status page in Chromium: it names
+// older-scheduler as the API server's preferred holder, and lists all n candidates,
+// older-scheduler's row marked preferred and fresh.
+func checkCandidatesPage(t *testing.T, exp *exporterproc.Exporter, ns, name string, n int) {
+	t.Helper()
+	ctx := browser(t)
+	if err := chromedp.Do(ctx, chromedp.Navigate(exp.URL()+"/leases/"+ns+"/"+name), chromedp.WaitVisible(chromedp.CSS("#candidates"))); err != nil {
+		t.Fatal(err)
+	}
+	got := eval[string](t, ctx, `document.getElementById("preferred").textContent + " | " + Array.from(document.querySelectorAll("#candidates tbody tr")).map(r =>
+		r.dataset.name + (r.cells[0].textContent.includes("(preferred)") ? " preferred" : "") + " " + r.querySelector("td.fresh").textContent).join(", ")`)
+	head, rows, _ := strings.Cut(got, " | ")
+	if head != "older-scheduler" || strings.Count(rows, ", ")+1 != n || !strings.Contains(rows, "older-scheduler preferred yes") || strings.Count(rows, "preferred") != 1 {
+		t.Errorf("the status page shows preferred %q and candidates %q; want older-scheduler preferred, fresh, among %d", head, rows, n)
+	}
+	screenshot(t, ctx, "leases-coordinated.png")
 }
