@@ -29,7 +29,7 @@ func BenchmarkPages(b *testing.B) {
 	}
 	h := New(view{leases: leases, synced: true}, slog.New(slog.DiscardHandler), func() time.Time { return now })
 	for _, path := range []string{
-		"/leases", "/leases?class=leader-election", "/leases/team-42/ctrl-04242", "/leases/team-42/ctrl-04242?window=15m",
+		"/leases", "/leases?class=leader-election", "/leases?class=node-heartbeat", "/leases/team-42/ctrl-04242", "/leases/team-42/ctrl-04242?window=15m",
 		"/api/v1/leases", "/api/v1/leases/team-42/ctrl-04242",
 	} {
 		b.Run(path, func(b *testing.B) {

@@ -182,7 +182,7 @@ const stripSpan = time.Hour
 
 // strip draws h's last stripSpan up to at as the list row's small timeline: the bars and
 // gaps of the detail page's, titled the same, without labels. It is written directly, not
-// through a template: the list shows up to 2,000 of them.
+// through a template: the list shows up to maxRows of them.
 func strip(h *History, at time.Time) template.HTML {
 	tl := timelineOf(h, at, stripSpan, "", "")
 	var b strings.Builder
