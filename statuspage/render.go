@@ -19,14 +19,16 @@ import (
 //go:embed templates/*.html
 var templateFiles embed.FS
 
-// script sorts the list by a clicked column header and submits the filter form when a
-// filter changes; the pages work without it, sorted by health, namespace and name.
+// script sorts the list by a column header, clicked or focused and pressed (Enter, Space), and
+// submits the filter form when a filter changes; the pages work without it, sorted by
+// health, namespace and name.
 const script = `document.querySelectorAll("th[data-col]").forEach(function (th) {
-  th.addEventListener("click", function () {
+  function sort() {
     var col = +th.dataset.col, body = th.closest("table").tBodies[0];
     var dir = th.dataset.dir === "asc" ? -1 : 1;
-    document.querySelectorAll("th[data-col]").forEach(function (o) { delete o.dataset.dir; });
+    document.querySelectorAll("th[data-col]").forEach(function (o) { delete o.dataset.dir; o.setAttribute("aria-sort", "none"); });
     th.dataset.dir = dir === 1 ? "asc" : "desc";
+    th.setAttribute("aria-sort", dir === 1 ? "ascending" : "descending");
     var rows = Array.prototype.slice.call(body.rows);
     rows.sort(function (a, b) {
       var x = a.cells[col].dataset.v, y = b.cells[col].dataset.v, nx = parseFloat(x), ny = parseFloat(y);
@@ -34,6 +36,10 @@ const script = `document.querySelectorAll("th[data-col]").forEach(function (th) 
       return dir * x.localeCompare(y);
     });
     rows.forEach(function (r) { body.appendChild(r); });
+  }
+  th.addEventListener("click", sort);
+  th.addEventListener("keydown", function (e) {
+    if (e.key === "Enter" || e.key === " ") { e.preventDefault(); sort(); }
   });
 });
 document.querySelectorAll("form.filters select, form.filters input[type=checkbox]").forEach(function (el) {

@@ -161,6 +161,13 @@ func TestStatusPageInBrowser(t *testing.T) {
 	if got := eval[string](t, ctx, rows); got != "healthy:billing-ledger healthy:hostile healthy:orders-worker unhealthy:reports-cron" {
 		t.Errorf("sorted by name: %q", got)
 	}
+	// From the keyboard: the Name header, focused, reverses the order on Enter.
+	if err := chromedp.Do(ctx, chromedp.Focus(chromedp.CSS(`th[data-col="1"]`)), chromedp.KeyEvent("\r")); err != nil {
+		t.Fatal(err)
+	}
+	if got := eval[string](t, ctx, `document.querySelector('th[data-col="1"]').getAttribute("aria-sort") + " " + `+rows); got != "descending unhealthy:reports-cron healthy:orders-worker healthy:hostile healthy:billing-ledger" {
+		t.Errorf("Enter on the focused Name header: %q, want it sorted descending", got)
+	}
 
 	// The node heartbeats are summed up: the late one listed, late by its renew age less its
 	// second, and the histogram counting it.
