@@ -22,6 +22,27 @@ type List struct {
 	// Deleted are the locks seen deleted within the retention, newest first; a recreated
 	// lock is in both lists.
 	Deleted []Deleted `json:"deleted"`
+	// NodeHeartbeats sums up the node heartbeats the filter selects (its health filter
+	// aside), as the list page draws them; null when there are none.
+	NodeHeartbeats *NodeHeartbeats `json:"node_heartbeats"`
+}
+
+// NodeHeartbeats is the node-heartbeat class summed up: how many, how many late (not held),
+// and how many by renew age.
+type NodeHeartbeats struct {
+	Total int `json:"total"`
+	Late  int `json:"late"`
+	// RenewAgeBuckets count the heartbeats renewed more than the previous bucket's
+	// le_seconds ago and at most this one's; the last, le_seconds null, the older ones.
+	RenewAgeBuckets []AgeBucket `json:"renew_age_buckets"`
+	// NeverRenewed counts heartbeats whose record has no renewTime.
+	NeverRenewed int `json:"never_renewed"`
+}
+
+// AgeBucket is one bar of the renew-age histogram.
+type AgeBucket struct {
+	LeSeconds *float64 `json:"le_seconds"`
+	Count     int      `json:"count"`
 }
 
 // Lease is one lock as the exporter judges it at EvaluatedAt. Optional fields are null when
@@ -125,14 +146,23 @@ func list(view informer.View, now time.Time, f Filter) List {
 		return out
 	}
 	out.Deleted = deletedList(view, tombstones(view), f)
+	nodes := &nodeSummary{}
 	view.Range(func(l *lock.Lease) {
-		if s := summarize(l, at); f.match(&s) {
+		s := summarize(l, at)
+		if f.match(&s) {
 			out.Leases = append(out.Leases, s)
+		}
+		if l.Class == lock.ClassNodeHeartbeat && f.matchLock(s.Namespace, s.Class, s.Kind) {
+			nodes.add(l, at.UnixMicro(), s.Held)
 		}
 	})
 	slices.SortFunc(out.Leases, func(a, b Lease) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Kind, b.Kind))
 	})
+	if nodes.Total > 0 {
+		nodes.finish()
+		out.NodeHeartbeats = nodes.json()
+	}
 	return out
 }
 

@@ -118,6 +118,22 @@ func (s *nodeSummary) finish() {
 	}
 }
 
+// json is the summary as the JSON list carries it.
+func (s *nodeSummary) json() *NodeHeartbeats {
+	out := &NodeHeartbeats{Total: s.Total, Late: s.Late, RenewAgeBuckets: []AgeBucket{}}
+	for i, b := range s.Buckets {
+		switch {
+		case i < len(renewAgeBuckets):
+			out.RenewAgeBuckets = append(out.RenewAgeBuckets, AgeBucket{LeSeconds: ptr(renewAgeBuckets[i].Seconds()), Count: b.Count})
+		case i == len(renewAgeBuckets):
+			out.RenewAgeBuckets = append(out.RenewAgeBuckets, AgeBucket{Count: b.Count})
+		default:
+			out.NeverRenewed = b.Count
+		}
+	}
+	return out
+}
+
 // short writes 40s, 1m, 2m, 1h.
 func short(d time.Duration) string {
 	switch {

@@ -104,3 +104,26 @@ func TestLateNodeHeartbeatsAreBounded(t *testing.T) {
 		t.Error("the cut list does not say so, or keeps the least overdue")
 	}
 }
+
+// The JSON list carries the summary the page draws: the same counts and buckets.
+func TestListJSONSumsUpNodeHeartbeats(t *testing.T) {
+	l := getJSON[List](t, nodeFixture(t), "/api/v1/leases")
+	n := l.NodeHeartbeats
+	if n == nil || n.Total != 60 || n.Late != 4 || n.NeverRenewed != 2 || len(n.RenewAgeBuckets) != 10 {
+		t.Fatalf("node_heartbeats %+v, want 60, 4 late, 2 never renewed, 10 buckets", n)
+	}
+	var got []string
+	for _, b := range n.RenewAgeBuckets {
+		le := "+Inf"
+		if b.LeSeconds != nil {
+			le = fmt.Sprint(*b.LeSeconds)
+		}
+		got = append(got, fmt.Sprintf("%s:%d", le, b.Count))
+	}
+	if want := "10:55 20:0 30:1 40:0 60:1 120:0 300:1 900:0 3600:0 +Inf:0"; strings.Join(got, " ") != want {
+		t.Errorf("buckets %q, want %q", strings.Join(got, " "), want)
+	}
+	if l := getJSON[List](t, nodeFixture(t), "/api/v1/leases?class=leader-election"); l.NodeHeartbeats != nil {
+		t.Errorf("the leader-election list sums up node heartbeats: %+v", l.NodeHeartbeats)
+	}
+}
