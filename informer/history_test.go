@@ -231,3 +231,51 @@ func TestHistoryOnlyForConfiguredClasses(t *testing.T) {
 		})
 	}
 }
+
+// preferring writes the record a coordinated election's API server writes when it comes to
+// prefer another candidate: a's record, renewed at renewed, naming preferred.
+func (e *elector) preferring(holder string, renewed, acquired time.Duration, preferred string) *coordinationv1.Lease {
+	l := e.write(holder, renewed, acquired)
+	strategy := coordinationv1.OldestEmulationVersion
+	l.Spec.Strategy = &strategy
+	l.Spec.PreferredHolder = &preferred
+	return l
+}
+
+// A coordinated election's handover: at 11 s the API server prefers b; a yields (stops
+// renewing, its lease running out at 25 s), or releases at 12 s; b takes over. a's tenure
+// ended handed over, at its expiry or its release. A holder that is not the preferred one
+// taking over ends a's tenure as before.
+func TestHistoryPreferredHolderTakingOverIsAHandover(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		release    bool
+		next       string
+		to         time.Duration
+		want, last lock.Ending
+	}{
+		{"yields", false, "b", 25 * time.Second, lock.HandedOver, lock.Holding},
+		{"releases", true, "b", 12 * time.Second, lock.HandedOver, lock.Holding},
+		{"another takes it", false, "c", 25 * time.Second, lock.Expired, lock.Holding},
+		{"another after a release", true, "c", 12 * time.Second, lock.Released, lock.Holding},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startElection(t, testHistory, 10*time.Second)
+			_ = e.j.at(11 * time.Second).store.Update(e.preferring("a", 10*time.Second, 2*time.Second, "b"))
+			if tc.release {
+				_ = e.j.at(12 * time.Second).store.Update(e.preferring("", 12*time.Second, 12*time.Second, "b"))
+			}
+			e.live(tc.next, 27*time.Second, 27*time.Second)
+			h := e.history(t)
+			if len(h.Tenures) != 2 {
+				t.Fatalf("%d tenures, want 2: %+v", len(h.Tenures), h.Tenures)
+			}
+			lastRenew := 10 * time.Second
+			if tc.release {
+				lastRenew = tc.to // a release is its tenure's last renewal
+			}
+			wantTenure(t, h.Tenures[0], "a", sec(2*time.Second), sec(lastRenew), sec(tc.to), tc.want)
+			wantTenure(t, h.Tenures[1], tc.next, sec(27*time.Second), sec(27*time.Second), 0, tc.last)
+		})
+	}
+}

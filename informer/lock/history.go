@@ -54,11 +54,17 @@ const (
 	// Deleted: the lock object was deleted while its holder's lease was still valid (see
 	// Tombstone); only the last tenure of a deleted incarnation ends so.
 	Deleted
+	// HandedOver: the lock went to the holder the previous record named as its
+	// spec.preferredHolder: a coordinated election (KEP-4355) moving leadership to the
+	// candidate the API server prefers, an upgrade's handover, however the old holder let
+	// go (it released, or stopped renewing until its lease ran out). To is when it would
+	// otherwise have ended (the release, the expiry or the takeover).
+	HandedOver
 )
 
 // String is the ending's name in the JSON API and on the status page.
 func (e Ending) String() string {
-	return [...]string{"", "released", "expired", "taken_over", "unknown", "deleted"}[min(e, Deleted)]
+	return [...]string{"", "released", "expired", "taken_over", "unknown", "deleted", "handed_over"}[min(e, HandedOver)]
 }
 
 // Tenure is one holder's continuous holding of a lock, as the exporter observed it. Times

@@ -136,6 +136,11 @@ func (h *History) record(prev, l *Lease, now int64, live bool) {
 				cur.Ended, cur.To = Unknown, from
 			}
 		}
+		// The holder the previous record preferred takes over: from a holder that let go
+		// unasked, or that released just before (prev is the release).
+		if cur != nil && (holding || cur.Ended == Released && prev != nil && prev.Holder == "") && preferred(prev, l.Holder) {
+			cur.Ended = HandedOver
+		}
 		h.begin(l, now, live, after)
 	}
 }
@@ -173,6 +178,11 @@ func acquiredAt(l *Lease, now int64, live bool, after int64) int64 {
 		acquired -= int64(ms) * 1e3
 	}
 	return min(max(acquired, after), at)
+}
+
+// preferred reports whether the record l named holder as its spec.preferredHolder.
+func preferred(l *Lease, holder string) bool {
+	return l != nil && holder != "" && l.PreferredHolder() == holder
 }
 
 // expiredBy reports whether the record l, once valid, had clearly expired by at.
