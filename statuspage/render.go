@@ -152,7 +152,9 @@ type detailPage struct {
 	Skew        string
 	Tenures     []tenureRow
 	Cadence     string
-	Leaderless  string
+	// Sparkline draws the renewal intervals against the lease duration.
+	Sparkline  template.HTML
+	Leaderless string
 	// Gone is the deletion of a lock that went; Previous the incarnation before this one of
 	// a lock recreated, with its holders.
 	Gone, Previous  *deletedRow
@@ -195,6 +197,7 @@ func detailView(d Detail, at time.Time, span time.Duration, window string) detai
 		iv := slices.Clone(d.History.RenewalIntervalsSeconds)
 		slices.Sort(iv)
 		p.Cadence = fmt.Sprintf("last %d: min %s, median %s, max %s", n, seconds(&iv[0]), seconds(&iv[n/2]), seconds(&iv[n-1]))
+		p.Sparkline = sparkline(d.History.RenewalIntervalsSeconds, d.LeaseDurationSeconds)
 	}
 	if d.History.LeaderlessSince != nil {
 		p.Leaderless = stamp(*d.History.LeaderlessSince)

@@ -3,6 +3,7 @@ package statuspage
 import (
 	"fmt"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -230,4 +231,23 @@ func TestListRowsCarryTheLastHour(t *testing.T) {
 func timelineNodesOf(t *testing.T, fragment, class string) []svgNode {
 	t.Helper()
 	return timelineNodes(t, strings.Replace(fragment, `<svg class="`+class+`"`, `<svg id="timeline" class="`+class+`"`, 1))
+}
+
+// The cadence sparkline draws the last renewal intervals oldest first, each titled, against
+// a dashed line at the lease duration: the fixture's five 2 s intervals and three 3 s ones
+// under worker's 15 s.
+func TestDetailPageDrawsTheCadence(t *testing.T) {
+	h, _ := fixture(t, "holder")
+	_, page := get(t, h, "/leases/orders/worker")
+	var bars []string
+	for _, m := range regexp.MustCompile(`<rect x="[^"]+" y="([^"]+)" width="[^"]+" height="([^"]+)"><title>([^<]+)</title></rect>`).FindAllStringSubmatch(page[strings.Index(page, `<svg id="cadence"`):], -1) {
+		bars = append(bars, m[3]+"@"+m[2])
+	}
+	// 40 units high less 2, the top being the 15 s duration: 2 s is 5.07, 3 s is 7.60.
+	if want := "2.0s@5.1 2.0s@5.1 2.0s@5.1 2.0s@5.1 2.0s@5.1 3.0s@7.6 3.0s@7.6 3.0s@7.6"; strings.Join(bars, " ") != want {
+		t.Errorf("cadence bars %q, want %q", strings.Join(bars, " "), want)
+	}
+	if !strings.Contains(page, `<line class="duration" x1="0" x2="200" y1="2.0" y2="2.0"><title>lease duration 15s</title></line>`) {
+		t.Error("no line at the lease duration")
+	}
 }
