@@ -48,6 +48,8 @@ type Handler struct {
 	mux    *http.ServeMux
 	// grafana is Grafana's base URL, "" for no links (LinkGrafana).
 	grafana string
+	// prefix is the path the pages' links start with (Under).
+	prefix string
 }
 
 // New returns the handler; now is the clock (nil: time.Now).
@@ -68,6 +70,13 @@ func New(view informer.View, logger *slog.Logger, now func() time.Time) *Handler
 // lease-detail dashboard. "" links to none.
 func (h *Handler) LinkGrafana(base string) *Handler {
 	h.grafana = strings.TrimSuffix(base, "/")
+	return h
+}
+
+// Under makes the pages' links point under prefix ("/lease-exporter"; "" for the root):
+// where --web.external-url says people reach the exporter.
+func (h *Handler) Under(prefix string) *Handler {
+	h.prefix = prefix
 	return h
 }
 

@@ -421,3 +421,25 @@ func TestPagesLinkToGrafana(t *testing.T) {
 		}
 	}
 }
+
+// Under a prefix, every link of the pages is under it, and nothing else changes: the
+// hostile holder is still text.
+func TestPagesLinkUnderThePrefix(t *testing.T) {
+	h, _ := fixture(t, hostileHolder())
+	h.Under("/lx")
+	for _, path := range []string{"/leases", "/leases/orders/worker", "/leases/evil/lock", "/leases/nope/nope"} {
+		_, page := get(t, h, path)
+		if strings.Contains(page, `href="/leases`) || strings.Contains(page, `action="/leases`) || strings.Contains(page, `href="/api`) {
+			t.Errorf("%s links outside /lx", path)
+		}
+		if !strings.Contains(page, `href="/lx/leases"`) && !strings.Contains(page, `action="/lx/leases"`) {
+			t.Errorf("%s has no link to /lx/leases", path)
+		}
+	}
+	if _, page := get(t, h, "/leases/orders/worker"); !strings.Contains(page, `href="/lx/leases/orders/worker?window=15m"`) || !strings.Contains(page, `href="/lx/api/v1/leases/orders/worker?kind=Lease"`) {
+		t.Error("the detail page's window and JSON links are not under /lx")
+	}
+	if _, page := get(t, h, "/leases/evil/lock"); strings.Contains(page, "<script>alert") || !strings.Contains(page, "&lt;script&gt;") {
+		t.Error("the hostile holder is not escaped under the prefix")
+	}
+}

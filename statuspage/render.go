@@ -70,11 +70,23 @@ func (h *Handler) render(w http.ResponseWriter, status int, name string, data an
 		http.Error(w, "internal error rendering the page", http.StatusInternalServerError)
 		return
 	}
+	out := buf.Bytes()
+	if h.prefix != "" {
+		out = underPrefix(out, h.prefix)
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(out)
+}
+
+// underPrefix moves the page's own links, every href and form action that starts with "/",
+// under prefix. Nothing else can match: the escaper writes a quote in any text or attribute
+// value as &#34;, so a holder identity cannot spell href="/.
+func underPrefix(page []byte, prefix string) []byte {
+	page = bytes.ReplaceAll(page, []byte(`href="/`), []byte(`href="`+prefix+`/`))
+	return bytes.ReplaceAll(page, []byte(`action="/`), []byte(`action="`+prefix+`/`))
 }
 
 // row is one lock in the list page, formatted; the V fields are the sort keys.

@@ -77,7 +77,7 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 	defer func() { stopInformers(); leases.Shutdown() }()
 	go logSynced(informerCtx, leases, logger)
 
-	srv := newServer(opts.telemetryPath, newHandlers(opts, reg, leases, logger), leases.HasSynced, opts.enablePprof)
+	srv := newServer(opts.telemetryPath, opts.routePrefix(), newHandlers(opts, reg, leases, logger), leases.HasSynced, opts.enablePprof)
 	return serve(ctx, srv, opts, logger)
 }
 

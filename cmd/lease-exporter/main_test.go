@@ -143,6 +143,10 @@ func TestWatchFlagsValidate(t *testing.T) {
 		{[]string{"--history.changes=" + strconv.Itoa(lock.MaxHistory+1)}, "each must be between 0 and 1000"},
 		{[]string{"--history.changes=8", "--history.renewals=0"}, ""},
 		{[]string{"--web.grafana-url=https://example.com/grafana"}, ""},
+		{[]string{"--web.external-url=https://example.com/lease-exporter/"}, ""},
+		{[]string{"--web.external-url=/lease-exporter"}, `invalid --web.external-url "/lease-exporter": want the absolute http(s) URL`},
+		{[]string{"--web.external-url=https://example.com/api"}, "its path /api would hide the exporter's own route /api/"},
+		{[]string{"--web.external-url=https://example.com/leases"}, "would hide the exporter's own route /leases"},
 		{[]string{"--web.grafana-url=grafana.example.com"}, `invalid --web.grafana-url "grafana.example.com": want Grafana's absolute http(s) URL`},
 		{[]string{"--web.grafana-url=https://g.example.com/?orgId=2"}, "without query"},
 	} {

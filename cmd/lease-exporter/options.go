@@ -33,9 +33,11 @@ type options struct {
 	enablePprof   bool
 	// grafanaURL is Grafana's base URL, for the status pages' links to the dashboards.
 	grafanaURL string
-	logLevel   string
-	logFormat  string
-	client     informer.ClientOptions
+	// externalURL is where people reach the exporter (routePrefix is its path).
+	externalURL string
+	logLevel    string
+	logFormat   string
+	client      informer.ClientOptions
 	// watch holds the informer options that flags set as they are; informerOptions
 	// derives the rest from the fields below.
 	watch          informer.Options
@@ -61,6 +63,7 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.telemetryPath, "web.telemetry-path", "/metrics", "Path under which to expose metrics.")
 	fs.IntVar(&o.maxRequests, "web.max-requests", 10, "Maximum concurrent scrapes of the metrics path; excess requests get 503. 0 means no limit.")
 	fs.BoolVar(&o.enablePprof, "web.enable-pprof", false, "Serve Go profiling endpoints under /debug/pprof/.")
+	fs.StringVar(&o.externalURL, "web.external-url", "", "The URL people reach the exporter at, e.g. through a reverse proxy (https://example.com/lease-exporter/). Its path prefixes every route, which is also served at the root, and the status pages' links.")
 	fs.StringVar(&o.grafanaURL, "web.grafana-url", "", "Grafana's URL (https://grafana.example.com) with the shipped dashboards: the status pages link to them. Empty: no links.")
 	fs.StringVar(&o.logLevel, "log.level", "info", "Log level: debug, info, warn or error.")
 	fs.StringVar(&o.logFormat, "log.format", "text", "Log format: text (coloured on a terminal) or json.")
@@ -138,6 +141,17 @@ func (o *options) Validate() error {
 	}
 	if o.maxRequests < 0 {
 		return fmt.Errorf("invalid --web.max-requests %d: must be 0 (no limit) or more", o.maxRequests)
+	}
+	if o.externalURL != "" {
+		if u, err := url.Parse(o.externalURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("invalid --web.external-url %q: want the absolute http(s) URL people reach the exporter at, without query, such as https://example.com/lease-exporter/", o.externalURL)
+		}
+		p := o.routePrefix()
+		for _, route := range []string{o.telemetryPath, statuspage.Path, statuspage.APIPrefix, healthzPath, readyzPath, "/debug/pprof"} {
+			if p != "" && (route == p || strings.HasPrefix(route, p+"/")) {
+				return fmt.Errorf("invalid --web.external-url %q: its path %s would hide the exporter's own route %s; pick another path", o.externalURL, p, route)
+			}
+		}
 	}
 	if o.grafanaURL != "" {
 		if u, err := url.Parse(o.grafanaURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
@@ -255,4 +269,13 @@ func classNames(classes []lock.Class) string {
 		names[i] = c.String()
 	}
 	return strings.Join(names, ",")
+}
+
+// routePrefix is --web.external-url's path without its trailing slash ("" for none or "/").
+func (o *options) routePrefix() string {
+	u, err := url.Parse(o.externalURL)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimRight(u.EscapedPath(), "/")
 }

@@ -53,7 +53,7 @@ func newHandlers(opts *options, reg *prometheus.Registry, view informer.View, lo
 	series := collector.WithExtended(opts.extendedMetrics)
 	return handlers{
 		metrics: limit(exposition.NewHandler(reg, collector.NewTextWriter(view, nil, series), collector.New(view, nil, series), logger)),
-		leases:  limit(statuspage.New(view, logger.With("component", "statuspage"), nil).LinkGrafana(opts.grafanaURL)),
+		leases:  limit(statuspage.New(view, logger.With("component", "statuspage"), nil).LinkGrafana(opts.grafanaURL).Under(opts.routePrefix())),
 	}
 }
 
@@ -81,8 +81,9 @@ func newLimit(max int) func(http.Handler) http.Handler {
 
 // newServer builds the HTTP server: metrics at metricsPath, the lease status pages, probes,
 // landing page and, with enablePprof, the profiling endpoints. ready says whether /readyz
-// answers 200.
-func newServer(metricsPath string, h handlers, ready func() bool, enablePprof bool) *http.Server {
+// answers 200. With a routePrefix (--web.external-url's path), every route is served under
+// it as well as at the root: a reverse proxy may pass the prefix on or strip it.
+func newServer(metricsPath, routePrefix string, h handlers, ready func() bool, enablePprof bool) *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle(metricsPath, h.metrics)
 	for _, pattern := range statuspage.Patterns {
@@ -104,10 +105,33 @@ func newServer(metricsPath string, h handlers, ready func() bool, enablePprof bo
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
+	mux.Handle("/", landingPage(metricsPath, "/"))
+	var handler http.Handler = mux
+	if routePrefix != "" {
+		prefixed := http.NewServeMux()
+		// The landing page checks its own path, so it is served under the prefix unstripped.
+		prefixed.Handle(routePrefix+"/{$}", landingPage(metricsPath, routePrefix+"/"))
+		prefixed.Handle(routePrefix+"/", http.StripPrefix(routePrefix, mux))
+		prefixed.Handle("/", mux)
+		handler = prefixed
+	}
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		// Long enough for a full scrape of 100k Leases over a slow link, short enough
+		// that stuck clients cannot pile up.
+		WriteTimeout: 60 * time.Second,
+		IdleTimeout:  2 * time.Minute,
+	}
+}
+
+// landingPage links to the routes, under prefix ("/" or "/<path>/").
+func landingPage(metricsPath, prefix string) http.Handler {
 	landing, err := web.NewLandingPage(web.LandingConfig{
 		Name:        "lease-exporter",
 		Description: "Prometheus exporter for Kubernetes Lease and leader-election health",
 		Version:     version.Info(),
+		RoutePrefix: prefix,
 		Links: []web.LandingLinks{
 			{Address: metricsPath, Text: "Metrics"},
 			{Address: statuspage.Path, Text: "Leases: status and election history"},
@@ -118,15 +142,7 @@ func newServer(metricsPath string, h handlers, ready func() bool, enablePprof bo
 	if err != nil {
 		panic(fmt.Sprintf("landing page config is static and valid: %v", err))
 	}
-	mux.Handle("/", landing)
-	return &http.Server{
-		Handler:           mux,
-		ReadHeaderTimeout: 10 * time.Second,
-		// Long enough for a full scrape of 100k Leases over a slow link, short enough
-		// that stuck clients cannot pile up.
-		WriteTimeout: 60 * time.Second,
-		IdleTimeout:  2 * time.Minute,
-	}
+	return landing
 }
 
 // serve runs srv until ctx is done, then lets in-flight scrapes finish.

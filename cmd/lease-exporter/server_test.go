@@ -31,7 +31,7 @@ func testServer(t *testing.T, synced bool, mutate func(*options)) *httptest.Serv
 	reg := newRegistry()
 	view := fakeView{synced: synced}
 	reg.MustRegister(collector.NewStatus(view, nil))
-	srv := httptest.NewServer(newServer(opts.telemetryPath, newHandlers(opts, reg, view, slog.New(slog.DiscardHandler)),
+	srv := httptest.NewServer(newServer(opts.telemetryPath, opts.routePrefix(), newHandlers(opts, reg, view, slog.New(slog.DiscardHandler)),
 		view.HasSynced, opts.enablePprof).Handler)
 	t.Cleanup(srv.Close)
 	return srv
@@ -81,5 +81,27 @@ func TestTelemetryPathAndPprof(t *testing.T) {
 	}
 	if code, _ := get(t, srv.URL+"/debug/pprof/"); code != http.StatusOK {
 		t.Errorf("pprof = %d with --web.enable-pprof", code)
+	}
+}
+
+// With --web.external-url's path, every route answers under it and at the root (a proxy may
+// pass the prefix on or strip it), and the landing and status pages link under it.
+func TestExternalURLPrefixesRoutesAndLinks(t *testing.T) {
+	srv := testServer(t, true, func(o *options) { o.externalURL = "https://example.com/lx/" })
+	for path, want := range map[string]string{
+		"/lx/":        `href="/lx/leases"`,
+		"/lx/leases":  `action="/lx/leases"`,
+		"/leases":     `action="/lx/leases"`,
+		"/lx/metrics": "lease_exporter_cache_synced 1",
+		"/metrics":    "lease_exporter_cache_synced 1",
+		"/lx/healthz": "ok",
+		"/":           `href="/metrics"`,
+	} {
+		if code, body := get(t, srv.URL+path); code != http.StatusOK || !strings.Contains(body, want) {
+			t.Errorf("GET %s: %d, want 200 with %s", path, code, want)
+		}
+	}
+	if code, body := get(t, srv.URL+"/lx/leases"); code == http.StatusOK && strings.Contains(body, `href="/leases`) {
+		t.Error("the status page under the prefix links to the root")
 	}
 }
