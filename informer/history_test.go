@@ -242,40 +242,44 @@ func (e *elector) preferring(holder string, renewed, acquired time.Duration, pre
 	return l
 }
 
-// A coordinated election's handover: at 11 s the API server prefers b; a yields (stops
-// renewing, its lease running out at 25 s), or releases at 12 s; b takes over. a's tenure
-// ended handed over, at its expiry or its release. A holder that is not the preferred one
-// taking over ends a's tenure as before.
-func TestHistoryPreferredHolderTakingOverIsAHandover(t *testing.T) {
+// A coordinated election's handover: at 11 s the API server prefers b. a yields (stops
+// renewing, its lease running out at 25 s) or releases at 12 s, writing, as client-go does,
+// a record without the preferred holder; whoever comes next, a's tenure ended handed over.
+// A takeover of a's still valid lease stays a takeover.
+func TestHistoryLettingGoForThePreferredHolderIsAHandover(t *testing.T) {
 	for _, tc := range []struct {
-		name       string
-		release    bool
-		next       string
-		to         time.Duration
-		want, last lock.Ending
+		name      string
+		release   bool
+		next      string
+		nextAt    time.Duration
+		to        time.Duration
+		lastRenew time.Duration
+		want      lock.Ending
 	}{
-		{"yields", false, "b", 25 * time.Second, lock.HandedOver, lock.Holding},
-		{"releases", true, "b", 12 * time.Second, lock.HandedOver, lock.Holding},
-		{"another takes it", false, "c", 25 * time.Second, lock.Expired, lock.Holding},
-		{"another after a release", true, "c", 12 * time.Second, lock.Released, lock.Holding},
+		{"yields", false, "b", 27 * time.Second, 25 * time.Second, 10 * time.Second, lock.HandedOver},
+		{"releases", true, "b", 27 * time.Second, 12 * time.Second, 12 * time.Second, lock.HandedOver},
+		{"yields, another comes", false, "c", 27 * time.Second, 25 * time.Second, 10 * time.Second, lock.HandedOver},
+		{"taken over while valid", false, "c", 13 * time.Second, 13 * time.Second, 10 * time.Second, lock.TakenOver},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := startElection(t, testHistory, 10*time.Second)
 			_ = e.j.at(11 * time.Second).store.Update(e.preferring("a", 10*time.Second, 2*time.Second, "b"))
 			if tc.release {
-				_ = e.j.at(12 * time.Second).store.Update(e.preferring("", 12*time.Second, 12*time.Second, "b"))
+				e.live("", 12*time.Second, 12*time.Second)
 			}
-			e.live(tc.next, 27*time.Second, 27*time.Second)
+			e.live(tc.next, tc.nextAt, tc.nextAt)
 			h := e.history(t)
 			if len(h.Tenures) != 2 {
 				t.Fatalf("%d tenures, want 2: %+v", len(h.Tenures), h.Tenures)
 			}
-			lastRenew := 10 * time.Second
-			if tc.release {
-				lastRenew = tc.to // a release is its tenure's last renewal
-			}
-			wantTenure(t, h.Tenures[0], "a", sec(2*time.Second), sec(lastRenew), sec(tc.to), tc.want)
-			wantTenure(t, h.Tenures[1], tc.next, sec(27*time.Second), sec(27*time.Second), 0, tc.last)
+			wantTenure(t, h.Tenures[0], "a", sec(2*time.Second), sec(tc.lastRenew), sec(tc.to), tc.want)
+			wantTenure(t, h.Tenures[1], tc.next, sec(tc.nextAt), sec(tc.nextAt), 0, lock.Holding)
 		})
+	}
+	// Without a preferred holder, the same release is a release.
+	e := startElection(t, testHistory, 10*time.Second)
+	e.live("", 12*time.Second, 12*time.Second)
+	if got := e.history(t).Tenures[0].Ended; got != lock.Released {
+		t.Errorf("a release with no preferred holder ended %v", got)
 	}
 }

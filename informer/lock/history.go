@@ -54,11 +54,11 @@ const (
 	// Deleted: the lock object was deleted while its holder's lease was still valid (see
 	// Tombstone); only the last tenure of a deleted incarnation ends so.
 	Deleted
-	// HandedOver: the lock went to the holder the previous record named as its
-	// spec.preferredHolder: a coordinated election (KEP-4355) moving leadership to the
-	// candidate the API server prefers, an upgrade's handover, however the old holder let
-	// go (it released, or stopped renewing until its lease ran out). To is when it would
-	// otherwise have ended (the release, the expiry or the takeover).
+	// HandedOver: the holder let go, released or stopped renewing until its lease ran out,
+	// while its record named another candidate as spec.preferredHolder: a coordinated
+	// election (KEP-4355) moving leadership to the candidate the API server prefers, an
+	// upgrade's handover; client-go's elector yields so. To is the release or the expiry. A
+	// takeover of a still valid lease stays TakenOver.
 	HandedOver
 )
 

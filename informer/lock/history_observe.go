@@ -96,6 +96,9 @@ func (h *History) record(prev, l *Lease, now int64, live bool) {
 	case l.Holder == "":
 		if holding {
 			cur.Ended, cur.To, cur.LastRenew = Released, at, at
+			if preferredOther(prev, cur.Holder) {
+				cur.Ended = HandedOver
+			}
 		}
 		h.liveAt = 0
 	case holding && l.Holder == cur.Holder:
@@ -135,11 +138,9 @@ func (h *History) record(prev, l *Lease, now int64, live bool) {
 			default:
 				cur.Ended, cur.To = Unknown, from
 			}
-		}
-		// The holder the previous record preferred takes over: from a holder that let go
-		// unasked, or that released just before (prev is the release).
-		if cur != nil && (holding || cur.Ended == Released && prev != nil && prev.Holder == "") && preferred(prev, l.Holder) {
-			cur.Ended = HandedOver
+			if cur.Ended == Expired && preferredOther(prev, cur.Holder) {
+				cur.Ended = HandedOver
+			}
 		}
 		h.begin(l, now, live, after)
 	}
@@ -180,9 +181,11 @@ func acquiredAt(l *Lease, now int64, live bool, after int64) int64 {
 	return min(max(acquired, after), at)
 }
 
-// preferred reports whether the record l named holder as its spec.preferredHolder.
-func preferred(l *Lease, holder string) bool {
-	return l != nil && holder != "" && l.PreferredHolder() == holder
+// preferredOther reports whether the held record l named another candidate than its holder
+// as spec.preferredHolder: a holder that lets go then yields to it. It reads the last held
+// record, not the release: client-go's release writes a record without the field.
+func preferredOther(l *Lease, holder string) bool {
+	return l != nil && l.PreferredHolder() != "" && l.PreferredHolder() != holder
 }
 
 // expiredBy reports whether the record l, once valid, had clearly expired by at.
