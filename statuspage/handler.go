@@ -46,8 +46,8 @@ type Handler struct {
 	now    func() time.Time
 	logger *slog.Logger
 	mux    *http.ServeMux
-	// grafana is Grafana's base URL, "" for no links (LinkGrafana).
-	grafana string
+	// grafana is Grafana's base URL, nil for no links (LinkGrafana).
+	grafana *url.URL
 	// prefix is the path the pages' links start with (Under).
 	prefix string
 }
@@ -68,9 +68,33 @@ func New(view informer.View, logger *slog.Logger, now func() time.Time) *Handler
 // LinkGrafana makes the pages link to the shipped dashboards in the Grafana at base (an
 // absolute URL, validated by the caller): the list to the leases overview, each lock to its
 // lease-detail dashboard. "" links to none.
+// A query on base, say ?var-cluster=prod&orgId=2 in multi-cluster mode, is kept on every
+// link.
 func (h *Handler) LinkGrafana(base string) *Handler {
-	h.grafana = strings.TrimSuffix(base, "/")
+	u, err := url.Parse(base)
+	if base == "" || err != nil {
+		h.grafana = nil
+		return h
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/")
+	h.grafana = u
 	return h
+}
+
+// grafanaLink is the dashboard at path in the configured Grafana with vars (name, value
+// pairs) added to the configured query; "" without a Grafana.
+func (h *Handler) grafanaLink(path string, vars ...string) string {
+	if h.grafana == nil {
+		return ""
+	}
+	u := *h.grafana
+	u.Path += path
+	q := u.Query()
+	for i := 0; i+1 < len(vars); i += 2 {
+		q.Set(vars[i], vars[i+1])
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // Under makes the pages' links point under prefix ("/lease-exporter"; "" for the root):
@@ -136,9 +160,7 @@ func (h *Handler) writeJSON(w http.ResponseWriter, status int, v any) {
 
 func (h *Handler) listPage(w http.ResponseWriter, r *http.Request) {
 	p := listPageOf(h.view, h.now(), filterOf(r))
-	if h.grafana != "" {
-		p.Grafana = h.grafana + grafanaOverview
-	}
+	p.Grafana = h.grafanaLink(grafanaOverview)
 	h.render(w, http.StatusOK, "list", p)
 }
 
@@ -156,8 +178,6 @@ func (h *Handler) detailPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := detailView(d, at, span, window)
-	if h.grafana != "" {
-		p.Grafana = h.grafana + grafanaDetail + "?var-namespace=" + url.QueryEscape(d.Namespace) + "&var-lease=" + url.QueryEscape(d.Name)
-	}
+	p.Grafana = h.grafanaLink(grafanaDetail, "var-namespace", d.Namespace, "var-lease", d.Name)
 	h.render(w, http.StatusOK, "detail", p)
 }

@@ -411,10 +411,11 @@ func TestPagesLinkToGrafana(t *testing.T) {
 	if _, page := get(t, h, "/leases/orders/worker"); strings.Contains(page, `id="grafana"`) {
 		t.Error("a page links to Grafana without its URL")
 	}
-	h.LinkGrafana("https://example.com/grafana/")
+	// The cluster of a multi-cluster Grafana rides along on every link.
+	h.LinkGrafana("https://example.com/grafana/?var-cluster=prod")
 	for path, want := range map[string]string{
-		"/leases":               `<a id="grafana" href="https://example.com/grafana/d/lease-exporter-overview/leases-overview">`,
-		"/leases/orders/worker": `<a id="grafana" href="https://example.com/grafana/d/lease-exporter-lease-detail/lease-detail?var-namespace=orders&amp;var-lease=worker">`,
+		"/leases":               `<a id="grafana" href="https://example.com/grafana/d/lease-exporter-overview/leases-overview?var-cluster=prod">`,
+		"/leases/orders/worker": `<a id="grafana" href="https://example.com/grafana/d/lease-exporter-lease-detail/lease-detail?var-cluster=prod&amp;var-lease=worker&amp;var-namespace=orders">`,
 	} {
 		if _, page := get(t, h, path); !strings.Contains(page, want) {
 			t.Errorf("%s lacks %s", path, want)

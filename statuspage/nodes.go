@@ -69,8 +69,11 @@ func (s *nodeSummary) add(l *lock.Lease, atµ int64, held bool) {
 	if age >= 0 {
 		a := float64(age) / 1e6
 		n.Age, n.ageµ = seconds(&a), age
-		if l.HasDuration {
-			by := a - float64(l.DurationSeconds)
+		switch {
+		case l.Holder == "":
+			n.LateBy = "released" // not held, though maybe renewed a moment ago
+		case l.HasDuration:
+			by := max(0, a-float64(l.DurationSeconds))
 			n.LateBy = seconds(&by)
 		}
 	}

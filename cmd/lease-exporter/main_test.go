@@ -148,7 +148,8 @@ func TestWatchFlagsValidate(t *testing.T) {
 		{[]string{"--web.external-url=https://example.com/api"}, "its path /api would hide the exporter's own route /api/"},
 		{[]string{"--web.external-url=https://example.com/leases"}, "would hide the exporter's own route /leases"},
 		{[]string{"--web.grafana-url=grafana.example.com"}, `invalid --web.grafana-url "grafana.example.com": want Grafana's absolute http(s) URL`},
-		{[]string{"--web.grafana-url=https://g.example.com/?orgId=2"}, "without query"},
+		{[]string{"--web.grafana-url=https://g.example.com/?var-cluster=prod"}, ""},
+		{[]string{"--web.grafana-url=https://g.example.com/#top"}, `invalid --web.grafana-url "https://g.example.com/#top"`},
 	} {
 		o, err := parseOptions(tc.args, io.Discard)
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != exitUsage) {

@@ -64,7 +64,7 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.maxRequests, "web.max-requests", 10, "Maximum concurrent scrapes of the metrics path; excess requests get 503. 0 means no limit.")
 	fs.BoolVar(&o.enablePprof, "web.enable-pprof", false, "Serve Go profiling endpoints under /debug/pprof/.")
 	fs.StringVar(&o.externalURL, "web.external-url", "", "The URL people reach the exporter at, e.g. through a reverse proxy (https://example.com/lease-exporter/). Its path prefixes every route, which is also served at the root, and the status pages' links.")
-	fs.StringVar(&o.grafanaURL, "web.grafana-url", "", "Grafana's URL (https://grafana.example.com) with the shipped dashboards: the status pages link to them. Empty: no links.")
+	fs.StringVar(&o.grafanaURL, "web.grafana-url", "", "Grafana's URL (https://grafana.example.com) with the shipped dashboards: the status pages link to them, keeping its query (?var-cluster=prod in multi-cluster mode). Empty: no links.")
 	fs.StringVar(&o.logLevel, "log.level", "info", "Log level: debug, info, warn or error.")
 	fs.StringVar(&o.logFormat, "log.format", "text", "Log format: text (coloured on a terminal) or json.")
 	fs.StringVar(&o.client.Kubeconfig, "kubeconfig", "", "Path to a kubeconfig file. Default: $KUBECONFIG, then ~/.kube/config, then the in-cluster service account.")
@@ -154,8 +154,8 @@ func (o *options) Validate() error {
 		}
 	}
 	if o.grafanaURL != "" {
-		if u, err := url.Parse(o.grafanaURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			return fmt.Errorf("invalid --web.grafana-url %q: want Grafana's absolute http(s) URL without query, such as https://grafana.example.com or https://example.com/grafana", o.grafanaURL)
+		if u, err := url.Parse(o.grafanaURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" {
+			return fmt.Errorf("invalid --web.grafana-url %q: want Grafana's absolute http(s) URL, such as https://grafana.example.com or https://example.com/grafana/?var-cluster=prod", o.grafanaURL)
 		}
 	}
 	if o.webConfigFile != "" {
