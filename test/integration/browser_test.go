@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -146,9 +148,9 @@ func TestStatusPageInBrowser(t *testing.T) {
 	})()`); fit != "fits" {
 		t.Errorf("list at 1366 px: %s", fit)
 	}
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 800)); err != nil {
-		t.Fatal(err)
-	}
+	// At 200% zoom (half the CSS pixels), the page still does not scroll sideways: a wide
+	// table scrolls in its own box.
+	checkZoomed(t, ctx, "the list")
 	if cell := eval[string](t, ctx, `document.querySelector('tr[data-name="hostile"] td.holder').textContent`); cell != hostileHolder {
 		t.Errorf("hostile holder cell shows %d bytes, want the identity's %d as text", len(cell), len(hostileHolder))
 	}
@@ -249,6 +251,43 @@ func TestStatusPageInBrowser(t *testing.T) {
 		t.Errorf("the timeline's description %q does not say how a's and b's tenures ended", desc)
 	}
 	screenshot(t, ctx, "leases-detail.png")
+	checkZoomed(t, ctx, "the detail page")
+	checkDark(t, ctx)
+}
+
+// checkDark reloads the page as a browser set to dark mode shows it: a dark background,
+// light text, and the timeline's empty axis dark too.
+func checkDark(t *testing.T, ctx context.Context) {
+	t.Helper()
+	dark := chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}})
+		return err
+	})
+	if err := chromedp.Do(ctx, dark, chromedp.Reload(), chromedp.WaitReady(chromedp.CSS("#timeline"))); err != nil {
+		t.Fatal(err)
+	}
+	colours := eval[string](t, ctx, `[getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color,
+		getComputedStyle(document.querySelector("#timeline .axis")).fill].join(" | ")`)
+	if colours != "rgb(18, 18, 18) | rgb(230, 230, 230) | rgb(30, 30, 30)" {
+		t.Errorf("in dark mode the page is %q (background | text | timeline axis), want dark, light, dark", colours)
+	}
+	screenshot(t, ctx, "leases-detail-dark.png")
+}
+
+// checkZoomed reloads the page at 200% zoom of a 1366-pixel screen (683 CSS pixels) and
+// checks that it does not scroll sideways, then goes back to the test's window size.
+func checkZoomed(t *testing.T, ctx context.Context, what string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(683, 384), chromedp.Reload(), chromedp.WaitReady(chromedp.CSS("body"))); err != nil {
+		t.Fatal(err)
+	}
+	if over := eval[float64](t, ctx, `document.documentElement.scrollWidth - window.innerWidth`); over > 0 {
+		t.Errorf("%s at 200%% zoom scrolls %v px sideways", what, over)
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1400, 800), chromedp.Reload(), chromedp.WaitReady(chromedp.CSS("body"))); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // checkInert asserts that nothing of the hostile holder ran: no flag set, title untouched,
