@@ -30,7 +30,7 @@ func main() {
 	klog.SetSlogLogger(slog.New(benignRaces{newHandler(os.Stderr, slog.LevelWarn)}))
 	restore, err := takeTerminal()
 	if err != nil {
-		logger.Error("cannot take the terminal's foreground: Ctrl-C will reach make too", "err", err)
+		logger.Error("cannot take the terminal's foreground: Ctrl-C stops the demo, and make with an error", "err", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	err = run(ctx, logger)
