@@ -59,6 +59,16 @@ func TestMakeDemo(t *testing.T) {
 	})
 	testFailover(t, metricsURL)
 
+	// Ctrl-Z does nothing: it would stop the demo and not make, and the shell would never
+	// get its terminal back. The demo keeps serving, and the Ctrl-C below still ends it.
+	if _, err := d.keyboard.Write([]byte{0x1a}); err != nil {
+		t.Fatalf("Ctrl-Z: %v", err)
+	}
+	time.Sleep(2 * time.Second)
+	if _, err := exporterproc.ScrapeURL(metricsURL); err != nil {
+		t.Errorf("after Ctrl-Z the demo's exporter does not answer: %v", err)
+	}
+
 	d.interrupt(t)
 	if errs := terminalErrors(d.out.String()); len(errs) > 0 {
 		t.Errorf("the demo's terminal shows errors or warnings a new user would take for faults:\n%s", strings.Join(errs, "\n"))
