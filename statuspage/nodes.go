@@ -21,7 +21,7 @@ const maxLateNodes = 50
 
 // renewAgeBuckets are the histogram's upper bounds; a kubelet's lease lasts 40 s and it
 // renews every 10 s, so the first four are the healthy ones.
-var renewAgeBuckets = []time.Duration{10 * time.Second, 20 * time.Second, 30 * time.Second, 40 * time.Second,
+var renewAgeBuckets = [...]time.Duration{10 * time.Second, 20 * time.Second, 30 * time.Second, 40 * time.Second,
 	time.Minute, 2 * time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour}
 
 type nodeSummary struct {
@@ -33,7 +33,8 @@ type nodeSummary struct {
 	ListURL, LateURL string
 	// late collects them all before the most overdue are kept.
 	late []lateNode
-	ages []int64 // µs, -1 for a heartbeat never renewed
+	// counts are the histogram's: the buckets, then over an hour, then never renewed.
+	counts [len(renewAgeBuckets) + 2]int
 }
 
 type lateNode struct {
@@ -60,7 +61,12 @@ func (s *nodeSummary) add(l *lock.Lease, atµ int64, held bool) {
 	if l.HasRenewTime {
 		age = max(0, atµ-l.ObservedRenewTime)
 	}
-	s.ages = append(s.ages, age)
+	if age < 0 {
+		s.counts[len(s.counts)-1]++
+	} else {
+		i, _ := slices.BinarySearch(renewAgeBuckets[:], time.Duration(age)*time.Microsecond)
+		s.counts[i]++
+	}
 	if held {
 		return
 	}
@@ -87,15 +93,7 @@ func (s *nodeSummary) finish() {
 	})
 	s.LateNodes = s.late[:min(len(s.late), maxLateNodes)]
 	s.ListURL, s.LateURL = "/leases?class=node-heartbeat", "/leases?class=node-heartbeat&unhealthy=1"
-	counts := make([]int, len(renewAgeBuckets)+2) // the buckets, over an hour, never renewed
-	for _, age := range s.ages {
-		switch i, _ := slices.BinarySearch(renewAgeBuckets, time.Duration(age)*time.Microsecond); {
-		case age < 0:
-			counts[len(counts)-1]++
-		default:
-			counts[i]++
-		}
-	}
+	counts := s.counts[:]
 	top := math.Log10(float64(slices.Max(counts)) + 1)
 	const width, plot = 600.0, 110.0
 	w := width / float64(len(counts))
