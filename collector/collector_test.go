@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,7 +108,7 @@ lease_exporter_leases{class="node-heartbeat"} 1`,
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := syncedView(t, tc.leases...)
-			c := New(v, func() time.Time { return scrapeTime }, WithExtended(true))
+			c := New(v, func() time.Time { return scrapeTime }, WithExtended(true), WithPerLeaseNodeHeartbeats(true))
 			got := exposition(t, c, NewStatus(v, func() time.Time { return scrapeTime }))
 			for _, line := range strings.Split(strings.TrimSpace(tc.want), "\n") {
 				if !strings.Contains(got, line+"\n") {
@@ -169,11 +170,13 @@ func TestGolden(t *testing.T) {
 		}),
 		lease("team-b", "released", held("", 30*time.Second, 15), transitions(7)),
 		lease("kube-node-lease", "node-1", held("node-1", 5*time.Second, 40)),
+		lease("kube-node-lease", "node-2", held("node-2", 25*time.Second, 40)),
+		lease("kube-node-lease", "node-3", held("node-3", 10*time.Minute, 40)),
 		lease("team-c", "empty"),
 	)
 	clock := func() time.Time { return scrapeTime }
-	c, status := New(v, clock), NewStatus(v, clock)
-	got := exposition(t, c, status)
+	c, status, classes := New(v, clock), NewStatus(v, clock), NewClasses(v, clock)
+	got := exposition(t, c, status, classes)
 	const golden = "testdata/golden.prom"
 	if *update {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
@@ -185,7 +188,7 @@ func TestGolden(t *testing.T) {
 		t.Fatalf("%v (run go test ./collector -run TestGolden -update to create it)", err)
 	}
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c, status)
+	reg.MustRegister(c, status, classes)
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(string(want))); err != nil {
 		t.Fatal(err)
 	}
@@ -228,11 +231,13 @@ func lint(t *testing.T, c prometheus.Collector) {
 	}
 }
 
-// The lean default: two series per node-heartbeat Lease, seven per other lock; everything with
-// --metrics.extended.
+// The lean default: no series for a node-heartbeat Lease on time, the overdue one's renewal
+// time for one overdue, seven per other lock; two per node Lease with
+// --metrics.node-heartbeats=per-lease; everything with --metrics.extended as well.
 func TestDefaultAndExtendedSets(t *testing.T) {
 	v := syncedView(t,
 		lease("kube-node-lease", "node-1", held("node-1", 5*time.Second, 40)),
+		lease("kube-node-lease", "node-2", held("node-2", 25*time.Second, 40)),
 		lease("team-a", "ctrl", held("a", time.Second, 15), func(l *coordinationv1.Lease) {
 			now := metav1.NewMicroTime(scrapeTime.Add(-time.Minute))
 			n := int32(3)
@@ -241,7 +246,7 @@ func TestDefaultAndExtendedSets(t *testing.T) {
 	families := func(got, class string) string {
 		var names []string
 		for _, line := range strings.Split(got, "\n") {
-			if strings.Contains(line, `class="`+class+`"`) && !strings.HasPrefix(line, "lease_exporter_") {
+			if strings.Contains(line, `class="`+class+`"`) && !strings.HasPrefix(line, "lease_exporter_") && !strings.HasPrefix(line, "lease_class_") {
 				names = append(names, line[:strings.Index(line, "{")])
 			}
 		}
@@ -249,8 +254,11 @@ func TestDefaultAndExtendedSets(t *testing.T) {
 	}
 	clock := func() time.Time { return scrapeTime }
 	lean := exposition(t, New(v, clock))
-	if got := families(lean, "node-heartbeat"); got != "lease_held,lease_observed_renew_timestamp_seconds" {
+	if got := families(lean, "node-heartbeat"); got != "lease_overdue_observed_renew_timestamp_seconds" {
 		t.Errorf("node Lease series by default: %s", got)
+	}
+	if want := `lease_overdue_observed_renew_timestamp_seconds{class="node-heartbeat",kind="Lease",lease="node-2",namespace="kube-node-lease"} 1.795262375e+09`; !strings.Contains(lean, want+"\n") {
+		t.Errorf("the late node-2 (renewed 25 s ago, of 40) has no overdue series:\n%s", lean)
 	}
 	// No live renewal was seen, so no skew yet: six of the seven.
 	if got := families(lean, "leader-election"); got != "lease_acquire_timestamp_seconds,lease_duration_seconds,lease_held,lease_info,lease_observed_holder_changes_total,lease_observed_renew_timestamp_seconds" {
@@ -261,7 +269,16 @@ func TestDefaultAndExtendedSets(t *testing.T) {
 	if got := families(all, "leader-election"); got != want {
 		t.Errorf("leader-election series with --metrics.extended: %s", got)
 	}
-	if got := families(all, "node-heartbeat"); got != "lease_acquire_timestamp_seconds,lease_duration_seconds,lease_expiry_timestamp_seconds,lease_held,lease_info,lease_observed_holder_changes_total,lease_observed_renew_timestamp_seconds,lease_renew_age_seconds,lease_renew_timestamp_seconds" {
-		t.Errorf("node Lease series with --metrics.extended: %s", got)
+	if got := families(all, "node-heartbeat"); got != "lease_overdue_observed_renew_timestamp_seconds" {
+		t.Errorf("node Lease series with --metrics.extended alone: %s", got)
+	}
+	perLease := exposition(t, New(v, clock, WithPerLeaseNodeHeartbeats(true)))
+	if got := families(perLease, "node-heartbeat"); got != "lease_held,lease_held,lease_observed_renew_timestamp_seconds,lease_observed_renew_timestamp_seconds,lease_overdue_observed_renew_timestamp_seconds" {
+		t.Errorf("node Lease series with --metrics.node-heartbeats=per-lease: %s", got)
+	}
+	every := exposition(t, New(v, clock, WithExtended(true), WithPerLeaseNodeHeartbeats(true)))
+	distinct := slices.Compact(strings.Split(families(every, "node-heartbeat"), ","))
+	if got := strings.Join(distinct, ","); got != "lease_acquire_timestamp_seconds,lease_duration_seconds,lease_expiry_timestamp_seconds,lease_held,lease_info,lease_observed_holder_changes_total,lease_observed_renew_timestamp_seconds,lease_overdue_observed_renew_timestamp_seconds,lease_renew_age_seconds,lease_renew_timestamp_seconds" {
+		t.Errorf("node Lease families with both: %s", got)
 	}
 }

@@ -29,12 +29,15 @@ type family struct {
 type familySet uint8
 
 const (
-	// everyLock: every lock, node-heartbeat Leases included (two series for a node Lease).
+	// everyLock: every lock; node-heartbeat Leases only with --metrics.node-heartbeats=per-lease.
 	everyLock familySet = iota
-	// elections: leader-election and apiserver-identity locks; node Leases with --metrics.extended.
+	// elections: leader-election and apiserver-identity locks; node Leases with
+	// --metrics.extended and --metrics.node-heartbeats=per-lease.
 	elections
 	// extended: only with --metrics.extended.
 	extended
+	// overdueNodes: node-heartbeat Leases, whatever the flags; the family's value says when.
+	overdueNodes
 )
 
 var (
@@ -69,6 +72,10 @@ var families = withDescs([]*family{
 	{name: "lease_observed_renew_timestamp_seconds", help: "Unix time, by the exporter's clock, at which it saw the Lease's holder or renewTime change.",
 		value: func(l *lock.Lease, _ int64) (float64, bool) {
 			return micros(l.ObservedRenewTime), l.ObservedRenewTime != 0
+		}},
+	{name: "lease_overdue_observed_renew_timestamp_seconds", set: overdueNodes, help: "Unix time, by the exporter's clock, at which it saw a node-heartbeat Lease's holder or renewTime change; only while the Lease is overdue (late, expired or released).",
+		value: func(l *lock.Lease, at int64) (float64, bool) {
+			return micros(l.ObservedRenewTime), l.ObservedRenewTime != 0 && l.StandingAt(at) != lock.StandingOnTime
 		}},
 	{name: "lease_renew_age_seconds", set: extended, help: "Seconds from when the exporter saw the Lease's holder or renewTime change to evaluation time.",
 		value: func(l *lock.Lease, at int64) (float64, bool) {

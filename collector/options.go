@@ -5,12 +5,19 @@ import "github.com/lease-exporter/lease-exporter/informer/lock"
 // Option configures New and NewTextWriter.
 type Option func(*settings)
 
-type settings struct{ extended bool }
+type settings struct{ extended, perLeaseNodes bool }
 
-// WithExtended exports every family for every lock (--metrics.extended): the series the lean
-// default leaves out because PromQL derives them from the others, and the leader-election
-// families for node-heartbeat Leases.
+// WithExtended exports every family for every lock that has per-lock series
+// (--metrics.extended): the series the lean default leaves out because PromQL derives them
+// from the others, and, with WithPerLeaseNodeHeartbeats, the leader-election families for
+// node-heartbeat Leases.
 func WithExtended(on bool) Option { return func(s *settings) { s.extended = on } }
+
+// WithPerLeaseNodeHeartbeats exports per-lock series for every node-heartbeat Lease
+// (--metrics.node-heartbeats=per-lease), as for every other lock. Without it a node
+// heartbeat has a series only while it is overdue (lease_overdue_observed_renew_timestamp_seconds),
+// and the class is summed up by ClassCollector: docs/metrics.md says why.
+func WithPerLeaseNodeHeartbeats(on bool) Option { return func(s *settings) { s.perLeaseNodes = on } }
 
 func newSettings(opts []Option) settings {
 	var s settings
@@ -21,14 +28,19 @@ func newSettings(opts []Option) settings {
 }
 
 // exports reports whether f is exported for l under these settings. By default a
-// node-heartbeat Lease gets two series (held and the observed renew time: node health needs
-// no more, and a large cluster has tens of thousands of them), every other lock seven.
+// node-heartbeat Lease has no series while its heartbeat is on time (a large cluster has tens
+// of thousands, and the class counts say how they stand), every other lock seven.
 func (s settings) exports(f *family, l *lock.Lease) bool {
+	node := l.Class == lock.ClassNodeHeartbeat
 	switch {
+	case f.set == overdueNodes:
+		return node
+	case node && !s.perLeaseNodes:
+		return false
 	case s.extended || f.set == everyLock:
 		return true
 	case f.set == elections:
-		return l.Class != lock.ClassNodeHeartbeat
+		return !node
 	default:
 		return false
 	}

@@ -30,11 +30,13 @@ func TestTextWriterMatchesClientGolang(t *testing.T) {
 		{"many", benchView(3000), nil},
 		{"extended", benchView(300), []Option{WithExtended(true)}},
 		{"extended edge cases", staticView{synced: true, asOf: scrapeTime, leases: edgeCaseLeases()}, []Option{WithExtended(true)}},
+		{"per-lease node heartbeats", benchView(300), []Option{WithPerLeaseNodeHeartbeats(true)}},
+		{"every family, edge cases", staticView{synced: true, asOf: scrapeTime, leases: edgeCaseLeases()}, []Option{WithExtended(true), WithPerLeaseNodeHeartbeats(true)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			self := prometheus.NewPedanticRegistry()
-			self.MustRegister(NewStatus(tc.view, clock), collectors.NewBuildInfoCollector())
-			want := exposition(t, NewStatus(tc.view, clock), collectors.NewBuildInfoCollector(), New(tc.view, clock, tc.opts...))
+			self.MustRegister(NewStatus(tc.view, clock), NewClasses(tc.view, clock), collectors.NewBuildInfoCollector())
+			want := exposition(t, NewStatus(tc.view, clock), NewClasses(tc.view, clock), collectors.NewBuildInfoCollector(), New(tc.view, clock, tc.opts...))
 			mfs, err := self.Gather()
 			if err != nil {
 				t.Fatal(err)
@@ -56,6 +58,8 @@ func edgeCaseLeases() []*lock.Lease {
 		lease("team-a", "ctrl", held(`pod "quoted" \ back`+"\nslash", 2*time.Second, 15), transitions(3)),
 		lease("team-a", "b-released", held("", 30*time.Second, 15), transitions(7)),
 		lease("kube-node-lease", "node-1", held("node-1", 5*time.Second, 40)),
+		lease("kube-node-lease", "node-late", held("node-late", 30*time.Second, 40)),
+		lease("kube-node-lease", "node-dead", held("node-dead", time.Hour, 40)),
 		lease("team-c", "empty"),
 		lease("team-c", "future", held("ünïcödé-holder", -time.Hour, 0)),
 		lease("kube-system", "apiserver-x", held("apiserver-x_1", time.Second, 3600), func(l *coordinationv1.Lease) {

@@ -19,11 +19,6 @@ import (
 // JSON API and ?class=node-heartbeat&unhealthy=1 give all of them.
 const maxLateNodes = 50
 
-// renewAgeBuckets are the histogram's upper bounds; a kubelet's lease lasts 40 s and it
-// renews every 10 s, so the first four are the healthy ones.
-var renewAgeBuckets = [...]time.Duration{10 * time.Second, 20 * time.Second, 30 * time.Second, 40 * time.Second,
-	time.Minute, 2 * time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour}
-
 type nodeSummary struct {
 	Total, Late int
 	// LateNodes are the late heartbeats, the most overdue first, at most maxLateNodes.
@@ -34,7 +29,7 @@ type nodeSummary struct {
 	// late collects them all before the most overdue are kept.
 	late []lateNode
 	// counts are the histogram's: the buckets, then over an hour, then never renewed.
-	counts [len(renewAgeBuckets) + 2]int
+	counts [len(lock.RenewAgeBuckets) + 2]int
 }
 
 type lateNode struct {
@@ -57,14 +52,14 @@ type bucket struct {
 // add counts the heartbeat l, judged at atµ.
 func (s *nodeSummary) add(l *lock.Lease, atµ int64, held bool) {
 	s.Total++
-	age := int64(-1)
-	if l.HasRenewTime {
-		age = max(0, atµ-l.ObservedRenewTime)
+	age, renewed := l.RenewAge(atµ)
+	if !renewed {
+		age = -1
 	}
 	if age < 0 {
 		s.counts[len(s.counts)-1]++
 	} else {
-		i, _ := slices.BinarySearch(renewAgeBuckets[:], time.Duration(age)*time.Microsecond)
+		i, _ := slices.BinarySearch(lock.RenewAgeBuckets[:], time.Duration(age)*time.Microsecond)
 		s.counts[i]++
 	}
 	if held {
@@ -101,12 +96,12 @@ func (s *nodeSummary) finish() {
 	for i, c := range counts {
 		b := bucket{Count: c, X: float64(i)*w + 2, W: w - 4}
 		switch {
-		case i < len(renewAgeBuckets):
-			b.Label = "≤" + short(renewAgeBuckets[i])
-			b.Title = fmt.Sprintf("%d renewed %s to %s ago", c, prev, short(renewAgeBuckets[i]))
-			prev = short(renewAgeBuckets[i])
-			b.Late = renewAgeBuckets[i] > 40*time.Second
-		case i == len(renewAgeBuckets):
+		case i < len(lock.RenewAgeBuckets):
+			b.Label = "≤" + short(lock.RenewAgeBuckets[i])
+			b.Title = fmt.Sprintf("%d renewed %s to %s ago", c, prev, short(lock.RenewAgeBuckets[i]))
+			prev = short(lock.RenewAgeBuckets[i])
+			b.Late = lock.RenewAgeBuckets[i] > 40*time.Second
+		case i == len(lock.RenewAgeBuckets):
 			b.Label, b.Title, b.Late = ">"+prev, fmt.Sprintf("%d renewed over %s ago", c, prev), true
 		default:
 			b.Label, b.Title, b.Late = "never", fmt.Sprintf("%d never renewed", c), true
@@ -124,9 +119,9 @@ func (s *nodeSummary) json() *NodeHeartbeats {
 	out := &NodeHeartbeats{Total: s.Total, Late: s.Late, RenewAgeBuckets: []AgeBucket{}}
 	for i, b := range s.Buckets {
 		switch {
-		case i < len(renewAgeBuckets):
-			out.RenewAgeBuckets = append(out.RenewAgeBuckets, AgeBucket{LeSeconds: ptr(renewAgeBuckets[i].Seconds()), Count: b.Count})
-		case i == len(renewAgeBuckets):
+		case i < len(lock.RenewAgeBuckets):
+			out.RenewAgeBuckets = append(out.RenewAgeBuckets, AgeBucket{LeSeconds: ptr(lock.RenewAgeBuckets[i].Seconds()), Count: b.Count})
+		case i == len(lock.RenewAgeBuckets):
 			out.RenewAgeBuckets = append(out.RenewAgeBuckets, AgeBucket{Count: b.Count})
 		default:
 			out.NeverRenewed = b.Count

@@ -47,6 +47,7 @@ current-context: ctx
 		{"namespaces and exclusions", []string{"--namespaces", "a", "--namespaces-exclude", "b"}, exitUsage, "--namespaces and --namespaces-exclude cannot be combined"},
 		{"unknown lock kind", []string{"--locks", "leases,configmap"}, exitUsage, `invalid --locks "leases,configmap": unknown lock kind "configmap": use leases, configmaps or endpoints`},
 		{"no lock kind", []string{"--locks", ","}, exitUsage, `invalid --locks ",": name at least one of leases, configmaps or endpoints`},
+		{"unknown node-heartbeat mode", []string{"--metrics.node-heartbeats", "perlease"}, exitUsage, `invalid --metrics.node-heartbeats "perlease": use summary (the default: counts, and a series per overdue node) or per-lease (two series per node)`},
 		{"unknown lock kind in a repeated --locks", []string{"--locks", "leases,configmaps", "--locks", "secrets"}, exitUsage, `unknown lock kind "secrets"`},
 		{"expect without a name", []string{"--expect", "kube-system"}, exitUsage, `invalid --expect "kube-system": want namespace/name or namespace/name/kind (kind: leases, configmaps or endpoints)`},
 		{"expect with a bad namespace", []string{"--expect", "Kube_System/kube-scheduler"}, exitUsage, `invalid --expect "Kube_System/kube-scheduler": namespace "Kube_System"`},

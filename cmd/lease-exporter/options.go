@@ -47,6 +47,9 @@ type options struct {
 	showVersion    bool
 	// extendedMetrics adds the derivable families to the lean default (collector.WithExtended).
 	extendedMetrics bool
+	// nodeHeartbeats is how node-heartbeat Leases are exported: summary or per-lease
+	// (collector.WithPerLeaseNodeHeartbeats).
+	nodeHeartbeats string
 	// reachTimeout bounds the start-up check that the API server answers at all.
 	reachTimeout time.Duration
 	// leaseCandidates watches LeaseCandidates wherever the API server serves them.
@@ -74,7 +77,8 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.namespacesExcl, "namespaces-exclude", "", "Comma-separated namespaces not to watch.")
 	fs.Var(&o.expect, "expect", expectUsage)
 	fs.StringVar(&o.watch.LeaseSelector, "lease-selector", "", "Label selector: only Leases matching it are exported (e.g. 'app!=test').")
-	fs.BoolVar(&o.extendedMetrics, "metrics.extended", false, "Also export the series the lean default leaves out because PromQL derives them (renew and expiry times, renew age, spec.leaseTransitions), and the leader-election series for node-heartbeat Leases.")
+	fs.BoolVar(&o.extendedMetrics, "metrics.extended", false, "Also export the series the lean default leaves out because PromQL derives them (renew and expiry times, renew age, spec.leaseTransitions), and, with --metrics.node-heartbeats=per-lease, the leader-election series for node-heartbeat Leases.")
+	fs.StringVar(&o.nodeHeartbeats, "metrics.node-heartbeats", nodeHeartbeatsSummary, "How node-heartbeat Leases (kube-node-lease) are exported: summary (per-class counts and a renew-age histogram, and a series per node only while its heartbeat is overdue) or per-lease (also lease_held and lease_observed_renew_timestamp_seconds for every node, as for every other lock).")
 	fs.BoolVar(&o.leaseCandidates, "lease-candidates", o.leaseCandidates, "Watch LeaseCandidates (coordinated leader election) if the API server serves them and the exporter may list them; false never asks.")
 	fs.IntVar(&o.watch.Shard, "shard", 0, "This replica's shard number, from 0 to --total-shards - 1.")
 	fs.IntVar(&o.watch.TotalShards, "total-shards", 1, "Number of shards Leases are split across (stable hash of namespace/name).")
@@ -90,6 +94,12 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 		fs.Var(f.Value, old, "Deprecated spelling of --"+current+".")
 	}
 }
+
+// The values of --metrics.node-heartbeats.
+const (
+	nodeHeartbeatsSummary  = "summary"
+	nodeHeartbeatsPerLease = "per-lease"
+)
 
 // hiddenAliases are earlier spellings of renamed flags, accepted so existing manifests keep
 // working, and left out of --help and the README. Old spelling -> current name.
@@ -122,6 +132,12 @@ func (o *options) Validate() error {
 	}
 	if _, err := o.expectedLocks(); err != nil {
 		return err
+	}
+	switch o.nodeHeartbeats {
+	case nodeHeartbeatsSummary, nodeHeartbeatsPerLease:
+	default:
+		return fmt.Errorf("invalid --metrics.node-heartbeats %q: use %s (the default: counts, and a series per overdue node) or %s (two series per node)",
+			o.nodeHeartbeats, nodeHeartbeatsSummary, nodeHeartbeatsPerLease)
 	}
 	switch o.logLevel {
 	case "debug", "info", "warn", "error":

@@ -50,9 +50,10 @@ type handlers struct{ metrics, leases http.Handler }
 
 func newHandlers(opts *options, reg *prometheus.Registry, view informer.View, logger *slog.Logger) handlers {
 	limit := newLimit(opts.maxRequests)
-	series := collector.WithExtended(opts.extendedMetrics)
+	series := []collector.Option{collector.WithExtended(opts.extendedMetrics),
+		collector.WithPerLeaseNodeHeartbeats(opts.nodeHeartbeats == nodeHeartbeatsPerLease)}
 	return handlers{
-		metrics: limit(exposition.NewHandler(reg, collector.NewTextWriter(view, nil, series), collector.New(view, nil, series), logger)),
+		metrics: limit(exposition.NewHandler(reg, collector.NewTextWriter(view, nil, series...), collector.New(view, nil, series...), logger)),
 		leases:  limit(statuspage.New(view, logger.With("component", "statuspage"), nil).LinkGrafana(opts.grafanaURL).Under(opts.routePrefix())),
 	}
 }

@@ -72,7 +72,7 @@ func run(ctx context.Context, logger *slog.Logger) error {
 	binFlag := flag.String("exporter-bin", "", "Run this lease-exporter binary instead of building the working tree's, e.g. one built from another commit for an A/B run.")
 	smoke := flag.Bool("smoke", false, "Quick CI check: 1k Leases, one run, 200 renewals/s for 5s, 5 scrapes; asserts no thresholds.")
 	promFor := flag.Duration("prometheus", 0, "Instead of the exporter's own costs, measure what each metric set costs a real Prometheus: scrape for this long at every -leases size under -churn.")
-	promSets := flag.String("prometheus-sets", "full,lean,ksm,ksm-sim", "Metric sets for -prometheus, one Prometheus each: full, lean, ksm (real kube-state-metrics), ksm-sim (its two series cut from the exporter); lean-relabel and ksm-sim-relabel cut by metric_relabel_configs instead of the bench's filtering proxy (promsets.go).")
+	promSets := flag.String("prometheus-sets", "per-lease,one-series,summary,ksm", "Metric sets for -prometheus, one Prometheus each: per-lease (--metrics.node-heartbeats=per-lease), one-series (one series per node heartbeat), summary (the default), ksm (real kube-state-metrics); summary-relabel cuts the default by metric_relabel_configs instead of the bench's filtering proxy (promsets.go).")
 	promEvery := flag.Duration("scrape-interval", 15*time.Second, "Scrape interval of the -prometheus instances.")
 	promDir := flag.String("prometheus-dir", os.TempDir(), "Parent directory of the -prometheus instances' TSDBs (default on disk, not tmpfs, so the TSDB does not count against memory).")
 	cmCount := flag.Int("configmaps", 0, "Instead, measure ConfigMap annotation locks (configmaps.go): this many ConfigMaps, -configmap-locks of them locks, against as many Lease locks.")
@@ -85,7 +85,7 @@ func run(ctx context.Context, logger *slog.Logger) error {
 		if *promFor > 0 {
 			*promEvery = 5 * time.Second
 			if !flagSet("prometheus-sets") {
-				*promSets = "full,lean,ksm-sim"
+				*promSets = "per-lease,one-series,summary"
 			}
 		}
 	}

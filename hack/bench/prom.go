@@ -67,7 +67,7 @@ func measureProm(ctx context.Context, cl *cluster, n int, pc promConfig) (PromRu
 	}
 	defer os.RemoveAll(work)
 
-	exp, _, err := startExporter(ctx, pc.bin, pc.kubeconfig)
+	exp, _, err := startExporter(ctx, pc.bin, pc.kubeconfig, promExporterArgs...)
 	if err != nil {
 		return r, err
 	}

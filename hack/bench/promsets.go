@@ -23,33 +23,34 @@ type candidate struct {
 	relabel    bool     // cut by metric_relabel_configs instead of the proxy
 }
 
-// leanLeaderElection is the contract's lean default for leader-election and
-// apiserver-identity locks with today's family names; lease_renew_timestamp_seconds stands in
-// for the future lease_holder_clock_skew_seconds (one float per lock, changing on renewals).
-const leanLeaderElection = "lease_(info|held|observed_renew_timestamp_seconds|acquire_timestamp_seconds|duration_seconds|observed_holder_changes_total|renew_timestamp_seconds)"
+// The -prometheus exporter runs with --metrics.node-heartbeats=per-lease (promExporterArgs),
+// the widest default-flag exposition: per-lock series for every lock, node heartbeats
+// included, and the class summary. Every other set is cut from it, so all of them see the
+// same scrape of the same cache at the same moment.
+var promExporterArgs = []string{"--metrics.node-heartbeats=per-lease"}
 
-// selfMetrics are the exporter's own series, kept by every set cut from its exposition.
-const selfMetrics = "(lease_exporter_|go_|process_|promhttp_).*"
-
+// The keep rules match "class;__name__"; the exporter's own series, which have no class
+// label or a class on lease_exporter_leases, are kept by every set cut from it.
 var (
-	leanSource = []string{"class", "__name__"}
-	leanRegex  = "node-heartbeat;lease_(held|observed_renew_timestamp_seconds)" +
-		"|(leader-election|apiserver-identity);" + leanLeaderElection +
-		"|[^;]*;" + selfMetrics
-	ksmSimRegex = "lease_(info|renew_timestamp_seconds)|" + selfMetrics
+	classAndName = []string{"class", "__name__"}
+	otherClasses = "(leader-election|apiserver-identity);.*|;.*|node-heartbeat;lease_exporter_.*"
+	// summaryRegex keeps what the default (--metrics.node-heartbeats=summary) sends: of node
+	// heartbeats only the overdue ones' series and the class summary.
+	summaryRegex = "node-heartbeat;lease_(class_.*|overdue_observed_renew_timestamp_seconds)|" + otherClasses
+	// oneSeriesRegex keeps one series per node heartbeat, its observed renew time ("held" is
+	// then judged in PromQL), and nothing else of the class.
+	oneSeriesRegex = "node-heartbeat;lease_observed_renew_timestamp_seconds|" + otherClasses
 )
 
 var candidates = []candidate{
-	{name: "full", desc: "the current full exposition, unfiltered"},
-	{name: "lean", desc: "the lean default of the issue-18 contract, today's names, served by the filtering proxy",
-		source: leanSource, regex: leanRegex},
-	{name: "lean-relabel", desc: "the same, cut from the full scrape by metric_relabel_configs",
-		source: leanSource, regex: leanRegex, relabel: true},
+	{name: "per-lease", desc: "--metrics.node-heartbeats=per-lease, unfiltered: lease_held and lease_observed_renew_timestamp_seconds for every node heartbeat (the default before issue 24), plus the class summary"},
+	{name: "one-series", desc: "one series per node heartbeat (its observed renew time), served by the filtering proxy",
+		source: classAndName, regex: oneSeriesRegex},
+	{name: "summary", desc: "the default, --metrics.node-heartbeats=summary: class counts and renew-age histogram, a series per node only while overdue, served by the filtering proxy",
+		source: classAndName, regex: summaryRegex},
+	{name: "summary-relabel", desc: "the same, cut from the per-lease scrape by metric_relabel_configs",
+		source: classAndName, regex: summaryRegex, relabel: true},
 	{name: "ksm", desc: "real kube-state-metrics --resources=leases: kube_lease_owner and kube_lease_renew_time", ksm: true},
-	{name: "ksm-sim", desc: "kube-state-metrics' two series per Lease cut from the exporter (lease_info, lease_renew_timestamp_seconds; self-metrics kept), served by the proxy",
-		source: []string{"__name__"}, regex: ksmSimRegex},
-	{name: "ksm-sim-relabel", desc: "the same, cut by metric_relabel_configs",
-		source: []string{"__name__"}, regex: ksmSimRegex, relabel: true},
 }
 
 // parseSets resolves -prometheus-sets.
@@ -58,7 +59,7 @@ func parseSets(s string) ([]candidate, error) {
 	for _, name := range strings.Split(s, ",") {
 		i := slices.IndexFunc(candidates, func(c candidate) bool { return c.name == strings.TrimSpace(name) })
 		if i < 0 {
-			return nil, fmt.Errorf("unknown metric set %q (have full, lean, lean-relabel, ksm, ksm-sim, ksm-sim-relabel)", name)
+			return nil, fmt.Errorf("unknown metric set %q (have per-lease, one-series, summary, summary-relabel, ksm)", name)
 		}
 		out = append(out, candidates[i])
 	}

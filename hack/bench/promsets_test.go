@@ -1,8 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/utils/ptr"
+
+	"github.com/lease-exporter/lease-exporter/collector"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/lockobj"
 )
 
 // TestCandidateKeepers checks the sets' keep rules, which the bench applies itself (to count
@@ -10,18 +20,17 @@ import (
 func TestCandidateKeepers(t *testing.T) {
 	const body = `# HELP lease_held Whether...
 # TYPE lease_held gauge
+lease_class_locks{class="node-heartbeat",state="late"} 1
+lease_class_locks{class="leader-election",state="late"} 0
 lease_held{class="node-heartbeat",lease="ip-10-0-0-1",namespace="kube-node-lease"} 1
 lease_held{class="leader-election",lease="controller-00000",namespace="kube-system"} 1
 lease_info{class="leader-election",holder="a\"b,c=d",lease="controller-00000",namespace="kube-system",preferred_holder="",strategy=""} 1
-lease_info{class="node-heartbeat",holder="ip-10-0-0-1",lease="ip-10-0-0-1",namespace="kube-node-lease",preferred_holder="",strategy=""} 1
 lease_observed_renew_timestamp_seconds{class="node-heartbeat",lease="ip-10-0-0-1",namespace="kube-node-lease"} 1.7e+09
-lease_renew_age_seconds{class="node-heartbeat",lease="ip-10-0-0-1",namespace="kube-node-lease"} 3.2
-lease_renew_timestamp_seconds{class="leader-election",lease="controller-00000",namespace="kube-system"} 1.7e+09
-lease_renew_timestamp_seconds{class="node-heartbeat",lease="ip-10-0-0-1",namespace="kube-node-lease"} 1.7e+09
+lease_overdue_observed_renew_timestamp_seconds{class="node-heartbeat",lease="ip-10-0-0-2",namespace="kube-node-lease"} 1.7e+09
 lease_exporter_leases{class="node-heartbeat"} 1
 go_goroutines 12
 `
-	want := map[string]int{"full": 10, "lean": 7, "lean-relabel": 7, "ksm-sim": 6, "ksm-sim-relabel": 6}
+	want := map[string]int{"per-lease": 9, "one-series": 6, "summary": 7, "summary-relabel": 7}
 	for _, c := range candidates {
 		if c.ksm {
 			continue
@@ -43,3 +52,74 @@ go_goroutines 12
 		t.Errorf("seriesID = %q", got)
 	}
 }
+
+// TestSummarySetIsTheDefault: the summary set, cut by the proxy from what the bench's
+// exporter sends (--metrics.node-heartbeats=per-lease), is line for line what the default
+// exporter sends, so the bench measures the default, not an approximation of it.
+func TestSummarySetIsTheDefault(t *testing.T) {
+	v := view{}
+	at := lockobj.T0
+	for i, age := range []time.Duration{time.Second, 25 * time.Second, time.Hour} {
+		l := lockobj.Lease(fmt.Sprint("n", i), "1", fmt.Sprint("node-", i), at.Add(-age))
+		l.Namespace, l.Name, l.Spec.LeaseDurationSeconds = "kube-node-lease", fmt.Sprint("node-", i), ptr.To[int32](40)
+		v = append(v, lock.Project(l))
+	}
+	for i, holder := range []string{"a", ""} {
+		l := lockobj.Lease(fmt.Sprint("e", i), "1", holder, at.Add(-3*time.Second))
+		l.Name = fmt.Sprint("ctrl-", i)
+		v = append(v, lock.Project(l))
+	}
+	clock := func() time.Time { return at }
+	self := prometheus.NewPedanticRegistry()
+	self.MustRegister(collector.NewStatus(v, clock), collector.NewClasses(v, clock))
+	render := func(opts ...collector.Option) []byte {
+		mfs, err := self.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := collector.NewTextWriter(v, clock, opts...).Write(&b, mfs); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	perLease, def := render(collector.WithPerLeaseNodeHeartbeats(true)), render()
+	set, err := parseSets("summary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := set[0].keeper()
+	var cut bytes.Buffer
+	for line := range bytes.Lines(perLease) {
+		if line[0] == '#' || keep(line) {
+			cut.Write(line)
+		}
+	}
+	samples := func(b []byte) string { // HELP and TYPE of a family left empty differ, not what Prometheus stores
+		var out []string
+		for line := range bytes.Lines(b) {
+			if line[0] != '#' {
+				out = append(out, string(line))
+			}
+		}
+		return strings.Join(out, "")
+	}
+	if got, want := samples(cut.Bytes()), samples(def); got != want {
+		t.Errorf("the summary set cut from the per-lease exposition:\n%s\nthe default exposition:\n%s", got, want)
+	}
+	if !bytes.Contains(def, []byte(`lease_overdue_observed_renew_timestamp_seconds{class="node-heartbeat",kind="Lease",lease="node-1"`)) ||
+		bytes.Contains(def, []byte(`lease_held{class="node-heartbeat"`)) {
+		t.Errorf("the default exposition is not the summary the test means to compare:\n%s", def)
+	}
+}
+
+// view is a synced, current informer.View over fixed locks.
+type view []*lock.Lease
+
+func (v view) HasSynced() bool { return true }
+func (v view) Range(fn func(*lock.Lease)) {
+	for _, l := range v {
+		fn(l)
+	}
+}
+func (v view) FreshAsOf(now time.Time) time.Time { return now }

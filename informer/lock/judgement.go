@@ -26,6 +26,61 @@ func (l *Lease) Held(at int64) bool {
 	return l.Holder != "" && ok && expiry >= at
 }
 
+// LateFraction is how much of its lease duration a held lock may go without a renewal seen
+// before it counts as late: well past a healthy cadence (client-go renews every 2 s of 15 s,
+// the kubelet every 10 s of 40 s), and before client-go's renew deadline (2/3), after which
+// the leader gives up. LeaseRenewalLagging's durationFraction is the same number
+// (judgement_rules_test.go holds it to this).
+const LateFraction = 0.5
+
+// Standing is where a lock stands at one moment, the states the per-class counts
+// (lease_class_locks) sum up. Every lock is in exactly one.
+type Standing uint8
+
+const (
+	// StandingOnTime: held, and renewed within LateFraction of its lease duration.
+	StandingOnTime Standing = iota
+	// StandingLate: still held, but not seen renewed for over LateFraction of its lease duration.
+	StandingLate
+	// StandingExpired: a holder whose lease ran out, or a record without renewTime or duration.
+	StandingExpired
+	// StandingReleased: no holder.
+	StandingReleased
+	// NumStandings is the number of standings.
+	NumStandings
+)
+
+// Standings lists every Standing, so the collector can report zero counts too.
+var Standings = [NumStandings]Standing{StandingOnTime, StandingLate, StandingExpired, StandingReleased}
+
+// String is the standing's label value.
+func (s Standing) String() string {
+	switch s {
+	case StandingOnTime:
+		return "on_time"
+	case StandingLate:
+		return "late"
+	case StandingExpired:
+		return "expired"
+	case StandingReleased:
+		return "released"
+	}
+	return "unknown"
+}
+
+// StandingAt judges l at time at (Unix µs, from JudgedAt). It does not allocate.
+func (l *Lease) StandingAt(at int64) Standing {
+	switch {
+	case l.Holder == "":
+		return StandingReleased
+	case !l.Held(at):
+		return StandingExpired
+	case float64(at-l.ObservedRenewTime) > LateFraction*float64(l.DurationSeconds)*1e6:
+		return StandingLate
+	}
+	return StandingOnTime
+}
+
 // The holder clock skew a lock tolerates: skewToleranceFraction of its lease duration, at
 // least minSkewTolerance (watch latency on a loaded API server) and at most maxSkewTolerance
 // (alerts/lease-exporter.rules.yml, LeaseHolderClockSkew, says why). judgement_rules_test.go

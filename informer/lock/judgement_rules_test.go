@@ -173,6 +173,24 @@ func TestRuleTextStatesTheJudgement(t *testing.T) {
 	}
 }
 
+// TestRenewalLaggingIsTheLateStanding: LeaseRenewalLagging fires past the fraction of the
+// lease duration at which the per-class counts (lease_class_locks) call a held lock late, so
+// the dashboards' late count and the alert name the same locks.
+func TestRenewalLaggingIsTheLateStanding(t *testing.T) {
+	rf := ruleFile{}
+	if err := yaml.Unmarshal(readRules(t), &rf); err != nil {
+		t.Fatal(err)
+	}
+	r := ruleAlert(&rf, "LeaseRenewalLagging")
+	if r == nil {
+		t.Fatal("no LeaseRenewalLagging in the rule file")
+	}
+	want := ") > " + strconv.FormatFloat(LateFraction, 'g', -1, 64)
+	if !strings.Contains(r.Expr, want) {
+		t.Errorf("LeaseRenewalLagging's threshold is not LateFraction (%g): its expression has no %q:\n%s", LateFraction, want, r.Expr)
+	}
+}
+
 // ruleFile is a Prometheus rule file, as far as these tests read and rewrite it.
 type ruleFile struct {
 	Groups []struct {

@@ -24,6 +24,36 @@ func TestExpiry(t *testing.T) {
 	}
 }
 
+// StandingAt puts a 15 s lock on time up to 7.5 s after the renewal seen, late after that
+// until it expires at 15 s, expired after, and released without a holder, whenever renewed.
+func TestStandingAt(t *testing.T) {
+	l := Project(rawLease("u", "1", "a", t0))
+	for _, tc := range []struct {
+		after time.Duration
+		want  Standing
+	}{
+		{0, StandingOnTime}, {7500 * time.Millisecond, StandingOnTime}, {7500*time.Millisecond + time.Microsecond, StandingLate},
+		{15 * time.Second, StandingLate}, {15*time.Second + time.Microsecond, StandingExpired}, {time.Hour, StandingExpired},
+	} {
+		if got := l.StandingAt(t0.Add(tc.after).UnixMicro()); got != tc.want {
+			t.Errorf("StandingAt %v after the renewal = %v, want %v", tc.after, got, tc.want)
+		}
+	}
+	l.HasDuration = false
+	if got := l.StandingAt(t0.UnixMicro()); got != StandingExpired {
+		t.Errorf("a record without a duration stands %v, want expired (as Held judges it)", got)
+	}
+	l.Holder = ""
+	if got := l.StandingAt(t0.UnixMicro()); got != StandingReleased {
+		t.Errorf("a lock without a holder stands %v, want released", got)
+	}
+	for _, s := range Standings {
+		if s.String() == "unknown" {
+			t.Errorf("standing %d has no label value", s)
+		}
+	}
+}
+
 // skewTolerance is a quarter of the lease duration clamped to 2..30 s, the threshold of
 // LeaseHolderClockSkew (judgement_rules_test.go runs the rule against it).
 func TestSkewTolerance(t *testing.T) {

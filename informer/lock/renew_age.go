@@ -1,0 +1,18 @@
+package lock
+
+import "time"
+
+// RenewAgeBuckets are the upper bounds of every renew-age histogram: the status page's node
+// summary and lease_class_renew_age_locks, so the page and the metric bin alike. A kubelet's
+// lease lasts 40 s and it renews every 10 s, so the first four are a healthy node's.
+var RenewAgeBuckets = [...]time.Duration{10 * time.Second, 20 * time.Second, 30 * time.Second, 40 * time.Second,
+	time.Minute, 2 * time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour}
+
+// RenewAge returns how long before at (Unix µs) the exporter saw l's record change, never
+// negative; ok is false for a record without renewTime, which has no age.
+func (l *Lease) RenewAge(at int64) (µs int64, ok bool) {
+	if !l.HasRenewTime {
+		return 0, false
+	}
+	return max(0, at-l.ObservedRenewTime), true
+}
