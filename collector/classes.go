@@ -2,7 +2,6 @@ package collector
 
 import (
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,53 +14,62 @@ import (
 // number of series whatever the number of locks. It is what the default exports of node
 // heartbeats on time (90% of a large cluster's Leases; docs/metrics.md weighs it against
 // per-lock series), and it sums up the other classes alike.
-var (
-	descClassLocks = prometheus.NewDesc("lease_class_locks",
-		"Locks of the class by standing at evaluation time: on_time (held, renewed within half its lease duration), late (held, not renewed for longer), expired, released.",
-		[]string{"class", "state"}, nil)
-	descClassRenewAge = prometheus.NewDesc("lease_class_renew_age_locks",
-		"Locks of the class whose record the exporter saw change at most le seconds before evaluation time, cumulative as a histogram's buckets; le=\"+Inf\" counts every lock with a renewTime.",
-		[]string{"class", "le"}, nil)
+const (
+	classLocksHelp    = "Locks of the class by standing at evaluation time: on_time (held, renewed within half its lease duration), late (held, not renewed for longer), expired, released."
+	classRenewAgeHelp = "Renew ages of the class's locks with a renewTime: how long before evaluation time the exporter saw each record change. A snapshot at each scrape, not accumulated: read it with histogram_quantile, never rate."
+	classLocksName    = "lease_class_locks"
+	classRenewAgeName = "lease_class_renew_age_seconds"
 )
 
-// renewAgeLe are the le label values of lock.RenewAgeBuckets, then +Inf.
-var renewAgeLe = func() []string {
-	out := make([]string, 0, len(lock.RenewAgeBuckets)+1)
-	for _, b := range lock.RenewAgeBuckets {
-		out = append(out, strconv.FormatFloat(b.Seconds(), 'g', -1, 64))
+// renewAgeBounds are lock.RenewAgeBuckets in seconds, the histogram's upper bounds.
+var renewAgeBounds = func() []float64 {
+	out := make([]float64, len(lock.RenewAgeBuckets))
+	for i, b := range lock.RenewAgeBuckets {
+		out[i] = b.Seconds()
 	}
-	return append(out, "+Inf")
+	return out
 }()
 
 // ClassCollector reports, per class, how many locks stand where and a histogram of their
 // renew ages, judged as lease_held is (informer.JudgedAt: frozen while the watch is down).
 // It stays on client_golang whichever path renders the per-lease series: it has few series.
 type ClassCollector struct {
-	view informer.View
-	now  func() time.Time
+	view                informer.View
+	now                 func() time.Time
+	descLocks, descAges *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*ClassCollector)(nil)
 
-// NewClasses returns the collector of the view's class summary; nil now means time.Now.
-func NewClasses(view informer.View, now func() time.Time) *ClassCollector {
+// NewClasses returns the collector of the view's class summary; nil now means time.Now. A
+// sharded exporter (--total-shards > 1) passes its shard number, which every series carries
+// as the label shard: its counts are of its shard's locks, and a dashboard sums them over
+// shards after taking one replica of each (max by shard); "" adds no label.
+func NewClasses(view informer.View, now func() time.Time, shard string) *ClassCollector {
 	if now == nil {
 		now = time.Now
 	}
-	return &ClassCollector{view: view, now: now}
+	var constLabels prometheus.Labels
+	if shard != "" {
+		constLabels = prometheus.Labels{"shard": shard}
+	}
+	return &ClassCollector{view: view, now: now,
+		descLocks: prometheus.NewDesc(classLocksName, classLocksHelp, []string{"class", "state"}, constLabels),
+		descAges:  prometheus.NewDesc(classRenewAgeName, classRenewAgeHelp, []string{"class"}, constLabels)}
 }
 
 // Describe sends every descriptor the collector may emit.
 func (c *ClassCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- descClassLocks
-	ch <- descClassRenewAge
+	ch <- c.descLocks
+	ch <- c.descAges
 }
 
 // classSummary is one class's counts: by standing, and by renew-age bucket (not cumulative;
-// the last counts the ages beyond every bound).
+// the last counts the ages beyond every bound), with the ages' sum in µs.
 type classSummary struct {
 	standing [lock.NumStandings]int
-	ages     [len(lock.RenewAgeBuckets) + 1]int
+	ages     [len(lock.RenewAgeBuckets) + 1]uint64
+	ageSum   int64
 }
 
 // Collect emits every class's summary once the cache has synced; a class without locks
@@ -78,17 +86,19 @@ func (c *ClassCollector) Collect(ch chan<- prometheus.Metric) {
 		if age, ok := l.RenewAge(at); ok {
 			i, _ := slices.BinarySearch(lock.RenewAgeBuckets[:], time.Duration(age)*time.Microsecond)
 			s.ages[i]++
+			s.ageSum += age
 		}
 	})
 	for _, class := range lock.Classes {
 		s := &sums[class]
 		for _, st := range lock.Standings {
-			ch <- prometheus.MustNewConstMetric(descClassLocks, prometheus.GaugeValue, float64(s.standing[st]), class.String(), st.String())
+			ch <- prometheus.MustNewConstMetric(c.descLocks, prometheus.GaugeValue, float64(s.standing[st]), class.String(), st.String())
 		}
-		cumulative := 0
-		for i, n := range s.ages {
-			cumulative += n
-			ch <- prometheus.MustNewConstMetric(descClassRenewAge, prometheus.GaugeValue, float64(cumulative), class.String(), renewAgeLe[i])
+		buckets, cumulative := make(map[float64]uint64, len(renewAgeBounds)), uint64(0)
+		for i, bound := range renewAgeBounds {
+			cumulative += s.ages[i]
+			buckets[bound] = cumulative
 		}
+		ch <- prometheus.MustNewConstHistogram(c.descAges, cumulative+s.ages[len(renewAgeBounds)], micros(s.ageSum), buckets, class.String())
 	}
 }

@@ -175,7 +175,7 @@ func TestGolden(t *testing.T) {
 		lease("team-c", "empty"),
 	)
 	clock := func() time.Time { return scrapeTime }
-	c, status, classes := New(v, clock), NewStatus(v, clock), NewClasses(v, clock)
+	c, status, classes := New(v, clock), NewStatus(v, clock), NewClasses(v, clock, "")
 	got := exposition(t, c, status, classes)
 	const golden = "testdata/golden.prom"
 	if *update {

@@ -30,7 +30,7 @@ func TestDocsMatchExporter(t *testing.T) {
 	// self-metrics, registered exactly as the command registers them.
 	emitted := append(descNames(New(nil, nil)), descNames(NewStatus(nil, nil))...)
 	emitted = append(emitted, descNames(NewCandidates(nil, nil))...)
-	emitted = append(emitted, descNames(NewClasses(nil, nil))...)
+	emitted = append(emitted, descNames(NewClasses(nil, nil, ""))...)
 	emitted = append(emitted, descNames(NewExpected(nil, nil))...)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(versioncollector.NewCollector("lease_exporter"))

@@ -35,8 +35,8 @@ func TestTextWriterMatchesClientGolang(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			self := prometheus.NewPedanticRegistry()
-			self.MustRegister(NewStatus(tc.view, clock), NewClasses(tc.view, clock), collectors.NewBuildInfoCollector())
-			want := exposition(t, NewStatus(tc.view, clock), NewClasses(tc.view, clock), collectors.NewBuildInfoCollector(), New(tc.view, clock, tc.opts...))
+			self.MustRegister(NewStatus(tc.view, clock), NewClasses(tc.view, clock, ""), collectors.NewBuildInfoCollector())
+			want := exposition(t, NewStatus(tc.view, clock), NewClasses(tc.view, clock, ""), collectors.NewBuildInfoCollector(), New(tc.view, clock, tc.opts...))
 			mfs, err := self.Gather()
 			if err != nil {
 				t.Fatal(err)

@@ -69,7 +69,7 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 		return unreachableError{fmt.Errorf("%w (configured by %s)", err, source)}
 	}
 	expected, _ := opts.expectedLocks() // checked by Validate
-	reg.MustRegister(collector.NewStatus(leases, nil), collector.NewClasses(leases, nil), collector.NewCandidates(leases, nil), collector.NewExpected(leases, expected))
+	reg.MustRegister(collector.NewStatus(leases, nil), collector.NewClasses(leases, nil, opts.shardLabel()), collector.NewCandidates(leases, nil), collector.NewExpected(leases, expected))
 	// The informers get their own context: Shutdown waits for them to stop, so when serve
 	// fails (e.g. the listen address is taken) they must be stopped here, or run never returns.
 	informerCtx, stopInformers := context.WithCancel(ctx)

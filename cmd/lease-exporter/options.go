@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -93,6 +94,15 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 		f := fs.Lookup(current)
 		fs.Var(f.Value, old, "Deprecated spelling of --"+current+".")
 	}
+}
+
+// shardLabel is the shard label of the class summary: this replica's shard when Leases are
+// split across shards, else none.
+func (o *options) shardLabel() string {
+	if o.watch.TotalShards <= 1 {
+		return ""
+	}
+	return strconv.Itoa(o.watch.Shard)
 }
 
 // The values of --metrics.node-heartbeats.

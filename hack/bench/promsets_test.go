@@ -71,7 +71,7 @@ func TestSummarySetIsTheDefault(t *testing.T) {
 	}
 	clock := func() time.Time { return at }
 	self := prometheus.NewPedanticRegistry()
-	self.MustRegister(collector.NewStatus(v, clock), collector.NewClasses(v, clock))
+	self.MustRegister(collector.NewStatus(v, clock), collector.NewClasses(v, clock, ""))
 	render := func(opts ...collector.Option) []byte {
 		mfs, err := self.Gather()
 		if err != nil {
