@@ -56,8 +56,9 @@ function(c, lib)
   // keeps the age it had instead of growing for the 5m lookback, as time() - ... would.
   // min: every fresh replica must agree; each is judged at its own scrape. 1m rides out a
   // single slow renewal; leases shorter than ~2.5m expire first and are LeaseNoLeader's
-  // business. Node Leases export no lease_duration_seconds by default, so this covers
-  // them only with --metrics.extended.
+  // business. Node Leases export neither lease_held nor lease_duration_seconds by default
+  // (they are summed up, docs/metrics.md), so this covers them only with
+  // --metrics.node-heartbeats=per-lease and --metrics.extended.
   lib.alert('LeaseRenewalLagging', 'warning', |||
     (
       min %(without)s (

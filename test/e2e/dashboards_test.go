@@ -102,11 +102,11 @@ func TestDashboards(t *testing.T) {
 		// Measured on live renewals only: the skew panels need one seen after the failover.
 		{sel("lease_holder_clock_skew_seconds", detailNS, detailLease), func(float64) bool { return true }},
 		{sel("lease_held", detailNS, "orphan"), eq(0)},
-		{sel("lease_held", "kube-node-lease", "e2e-node-dead"), eq(0)},
-		// "Stale" is renew age past half the duration: 10s here, or the kubelet's 40s that the
-		// node dashboard assumes where node Leases export no duration (the lean default).
+		// The dead node is named only while overdue: late past half its 10s duration, expired
+		// past all of it.
 		{renewAge("kube-node-lease", "e2e-node-dead"), func(v float64) bool { return v > 25 }},
-		{sel("lease_held", "kube-node-lease", "e2e-node-1"), eq(1)},
+		{classLocks("expired"), func(v float64) bool { return v >= 1 }},
+		{classLocks("on_time"), func(v float64) bool { return v >= 3 }},
 		{sel("lease_held", "kube-system", "kube-scheduler"), eq(1)},
 		{sel("lease_held", "e2e-dash-b", "worker"), eq(1)},
 		{sel("lease_held", "e2e-dash-c", "batch"), eq(1)},
@@ -221,10 +221,16 @@ func heartbeat(t *testing.T, node string, stop <-chan struct{}) {
 	})
 }
 
-// renewAge is the dashboards' renew age of one Lease: scrape time minus observed renew time.
+// renewAge is the node dashboard's renew age of one overdue node heartbeat: scrape time minus
+// observed renew time.
 func renewAge(ns, lease string) string {
-	obs := sel("lease_observed_renew_timestamp_seconds", ns, lease)
+	obs := sel("lease_overdue_observed_renew_timestamp_seconds", ns, lease)
 	return fmt.Sprintf("timestamp(%s) - %s", obs, obs)
+}
+
+// classLocks is how many node heartbeats the exporter counts in state.
+func classLocks(state string) string {
+	return fmt.Sprintf(`lease_class_locks{job=%q,class="node-heartbeat",state=%q}`, exporterJobName, state)
 }
 
 func deleteLease(t *testing.T, ns, name string) {

@@ -11,8 +11,10 @@ import (
 // loses its watch: LeaseExporterWatchStale must page, and LeaseNoLeader must stay silent for
 // the whole outage although every Lease expires in reality meanwhile (no candidate can renew)
 // - a broken watch says nothing about the Leases, and paging every leader-election Lease as
-// leaderless during an API outage would bury the one alert that matters. Starting the API
-// server again must resolve WatchStale.
+// leaderless during an API outage would bury the one alert that matters. A node heartbeat
+// that no kubelet can renew either must not turn overdue on the dashboards meanwhile: the
+// class summary and the overdue series are judged at the same frozen moment. Starting the
+// API server again must resolve WatchStale.
 func TestAlertsAPIServerOutage(t *testing.T) {
 	// It takes the API server away from every other test: it runs once they have finished.
 	env.Exclusive(t)
@@ -23,6 +25,13 @@ func TestAlertsAPIServerOutage(t *testing.T) {
 	for _, l := range []string{"alpha", "beta"} {
 		waitProm(t, time.Minute, sel("lease_held", ns, l), eq(1))
 	}
+	// Registered before the API server's restart below, so it is deleted after it.
+	const node = "e2e-outage-node"
+	t.Cleanup(func() { deleteLease(t, "kube-node-lease", node) })
+	heartbeat(t, node, nil)
+	notOnTime := fmt.Sprintf(`lease_class_locks{job=%q,class="node-heartbeat",state!="on_time"} > 0`, exporterJobName)
+	overdue := sel("lease_overdue_observed_renew_timestamp_seconds", "kube-node-lease", node)
+	waitProm(t, time.Minute, fmt.Sprintf(`lease_class_locks{job=%q,class="node-heartbeat",state="on_time"}`, exporterJobName), func(v float64) bool { return v >= 1 })
 
 	// Earlier tests' Leases are deleted, but their LeaseNoLeader may still be resolving; it
 	// must be gone before the outage so that any LeaseNoLeader seen later is the outage's.
@@ -71,6 +80,11 @@ func TestAlertsAPIServerOutage(t *testing.T) {
 		}
 		if a, _, ok := env.receiver.find(mark, match{"firing", map[string]string{"alertname": "LeaseNoLeader"}}); ok {
 			t.Fatalf("%s into the API server outage the receiver got LeaseNoLeader %v", into, a.Labels)
+		}
+		for _, q := range []string{notOnTime, overdue} {
+			if ss, err := promQuery(q); err != nil || len(ss) > 0 {
+				t.Fatalf("%s into the API server outage a node heartbeat reads overdue (err=%v): %s\n%s", into, err, q, formatSamples(ss))
+			}
 		}
 		if ss, err := promQuery(`lease_exporter_watch_up == 0`); err == nil && len(ss) == 1 {
 			sawWatchOff = true

@@ -148,7 +148,7 @@ func TestSkewedHolderAheadDiesOnTime(t *testing.T) {
 // list with a renewTime 120 s old (by its own clock): expired, as far as it can tell, until
 // it sees the holder renew live, a retry period later. Then it is held and its skew measured.
 // The exporter runs with the default series: seven per leader-election Lease once the skew is
-// measured, two per node-heartbeat Lease.
+// measured, none for a node-heartbeat Lease on time and one for an overdue one.
 func TestFreshExporterJudgesBehindHolderOnFirstRenewal(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t, "skew-fresh")
@@ -183,29 +183,39 @@ func (p *leaseProbe) mustScrape(t *testing.T) leaseMetrics {
 	return m
 }
 
-// checkNodeLeaseSeries writes a kubelet-like node Lease and waits until exp exports exactly
-// its two default series.
+// checkNodeLeaseSeries writes two kubelet-like node Leases, one renewed on time and, after
+// it, one whose 1 s lease runs out at once, and waits until exp names the overdue one with
+// exactly its one default series (the observed renew time), while the one on time, seen
+// before it on the same watch, has none.
 func checkNodeLeaseSeries(t *testing.T, exp *exporterproc.Exporter) {
 	t.Helper()
 	ctx := context.Background()
-	name := "node-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
-	now := metav1.NowMicro()
+	base := "node-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
 	leases := env.Client.CoordinationV1().Leases("kube-node-lease")
-	if _, err := leases.Create(ctx, &coordinationv1.Lease{
-		ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: name, UID: "x"}}},
-		Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To(name), LeaseDurationSeconds: ptr.To[int32](40), RenewTime: &now},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	for _, n := range []struct {
+		name     string
+		duration int32
+	}{{base, 40}, {base + "-overdue", 1}} {
+		now := metav1.NowMicro()
+		if _, err := leases.Create(ctx, &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Name: n.name, OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: n.name, UID: "x"}}},
+			Spec:       coordinationv1.LeaseSpec{HolderIdentity: ptr.To(n.name), LeaseDurationSeconds: ptr.To(n.duration), RenewTime: &now},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = leases.Delete(context.Background(), n.name, metav1.DeleteOptions{}) })
 	}
-	t.Cleanup(func() { _ = leases.Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	p := newProbe(exp, "kube-node-lease", name)
-	p.until(t, deadline, poll, "the node Lease's two default series", func(m leaseMetrics) error {
+	onTime, overdue := newProbe(exp, "kube-node-lease", base), newProbe(exp, "kube-node-lease", base+"-overdue")
+	overdue.until(t, deadline, poll, "the overdue node Lease's one default series", func(m leaseMetrics) error {
 		switch {
 		case m.series == 0:
 			return errors.New("not exported yet")
-		case m.series != 2 || m.v("lease_held") != 1 || math.IsNaN(m.v("lease_observed_renew_timestamp_seconds")):
-			return brokenf("%d series (held %v), want lease_held 1 and lease_observed_renew_timestamp_seconds only", m.series, m.v("lease_held"))
+		case m.series != 1 || math.IsNaN(m.v("lease_overdue_observed_renew_timestamp_seconds")):
+			return brokenf("%d series, want lease_overdue_observed_renew_timestamp_seconds only", m.series)
 		}
 		return nil
 	})
+	if m := onTime.mustScrape(t); m.series != 0 {
+		onTime.fatalf(t, "%d series for a node Lease renewed on time, want none by default", m.series)
+	}
 }

@@ -17,6 +17,9 @@ import (
 // metric breaks the dashboards' test too.
 type Contract struct {
 	names map[string]bool
+	// histograms are the documented metrics whose section starts "Histogram": their
+	// _bucket, _sum and _count series are what queries select.
+	histograms map[string]bool
 }
 
 // A heading that is a metric name; prose headings such as
@@ -29,12 +32,19 @@ func LoadContract(path string) (*Contract, error) {
 		return nil, err
 	}
 	defer f.Close()
-	c := &Contract{names: map[string]bool{}}
+	c := &Contract{names: map[string]bool{}, histograms: map[string]bool{}}
 	sc := bufio.NewScanner(f)
+	heading := ""
 	for sc.Scan() {
 		if m := metricHeading.FindStringSubmatch(sc.Text()); m != nil {
 			c.names[m[1]] = true
+			heading = m[1]
+			continue
 		}
+		if heading != "" && strings.HasPrefix(sc.Text(), "Histogram") {
+			c.histograms[heading] = true
+		}
+		heading = ""
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
@@ -56,6 +66,18 @@ var extendedOnly = map[string]bool{
 	"lease_transitions_total":        true,
 }
 
+// perLeaseNodeOnly are the series a node-heartbeat Lease has only with
+// --metrics.node-heartbeats=per-lease: a panel selecting them with class="node-heartbeat"
+// shows "No data" to everyone running the default summary. Use lease_class_locks,
+// lease_class_renew_age_seconds and lease_overdue_observed_renew_timestamp_seconds.
+var perLeaseNodeOnly = map[string]bool{
+	"lease_held":                             true,
+	"lease_observed_renew_timestamp_seconds": true,
+}
+
+// histogramSuffixes are the series a documented histogram is exposed as.
+var histogramSuffixes = []string{"_bucket", "_sum", "_count"}
+
 // Metrics Prometheus itself attaches to every scrape target.
 var scrapeMetrics = map[string]bool{"up": true, "scrape_duration_seconds": true}
 
@@ -66,6 +88,11 @@ const runtimeDashboard = "exporter-health.json"
 func (c *Contract) allowed(name, file string) bool {
 	if c.names[name] || scrapeMetrics[name] {
 		return true
+	}
+	for _, suffix := range histogramSuffixes {
+		if base, ok := strings.CutSuffix(name, suffix); ok && c.histograms[base] {
+			return true
+		}
 	}
 	isRuntime := strings.HasPrefix(name, "go_") || strings.HasPrefix(name, "process_")
 	return isRuntime && file == runtimeDashboard
@@ -105,6 +132,8 @@ func (c *Contract) Check(q Query, vars Vars) []error {
 			errs = append(errs, fmt.Errorf("%s: selector %s has no fixed metric name, so it cannot be checked against docs/metrics.md", q.where(), vs))
 		case extendedOnly[name]:
 			errs = append(errs, fmt.Errorf("%s: metric %q is exported only with --metrics.extended; build the panel on the default set", q.where(), name))
+		case perLeaseNodeOnly[name] && selectsNodeHeartbeats(vs):
+			errs = append(errs, fmt.Errorf("%s: metric %q is exported for node heartbeats only with --metrics.node-heartbeats=per-lease; build the panel on lease_class_locks, lease_class_renew_age_seconds or lease_overdue_observed_renew_timestamp_seconds", q.where(), name))
 		case !c.allowed(name, q.File):
 			errs = append(errs, fmt.Errorf("%s: metric %q is not documented in docs/metrics.md (nor up, scrape_duration_seconds, or go_*/process_* on %s)", q.where(), name, runtimeDashboard))
 		}
@@ -154,3 +183,13 @@ func labelValuesSelector(q string) (string, bool) {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// selectsNodeHeartbeats reports whether vs selects only node-heartbeat locks.
+func selectsNodeHeartbeats(vs *parser.VectorSelector) bool {
+	for _, m := range vs.LabelMatchers {
+		if m.Name == "class" && m.Type == labels.MatchEqual && m.Value == "node-heartbeat" {
+			return true
+		}
+	}
+	return false
+}
