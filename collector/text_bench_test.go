@@ -1,11 +1,12 @@
 package collector
 
 import (
-	"compress/gzip"
 	"fmt"
 	"io"
 	"testing"
 	"time"
+
+	"github.com/klauspost/compress/gzip"
 )
 
 // countingDiscard counts what a scrape would send, so SetBytes reports the exposition's
