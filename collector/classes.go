@@ -15,7 +15,7 @@ import (
 // heartbeats on time (90% of a large cluster's Leases; docs/metrics.md weighs it against
 // per-lock series), and it sums up the other classes alike.
 const (
-	classLocksHelp    = "Locks of the class by standing at evaluation time: on_time (held, renewed within half its lease duration), late (held, not renewed for longer), expired, released."
+	classLocksHelp    = "Locks of the class by standing at evaluation time: on_time (held, renewed within half its lease duration), lagging (held, not renewed for longer), expired, released."
 	classRenewAgeHelp = "Renew ages of the class's locks with a renewTime: how long before evaluation time the exporter saw each record change. A snapshot at each scrape, not accumulated: read it with histogram_quantile, never rate."
 	classLocksName    = "lease_class_locks"
 	classRenewAgeName = "lease_class_renew_age_seconds"

@@ -24,7 +24,7 @@ func TestClassSummary(t *testing.T) {
 	got := exposition(t, NewClasses(v, clock, "2"))
 	for _, want := range []string{
 		`lease_class_locks{class="node-heartbeat",shard="2",state="on_time"} 1`,
-		`lease_class_locks{class="node-heartbeat",shard="2",state="late"} 1`,
+		`lease_class_locks{class="node-heartbeat",shard="2",state="lagging"} 1`,
 		`lease_class_locks{class="node-heartbeat",shard="2",state="expired"} 2`, // the one without renewTime too
 		`lease_class_locks{class="node-heartbeat",shard="2",state="released"} 0`,
 		`lease_class_locks{class="leader-election",shard="2",state="released"} 1`,

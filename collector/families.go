@@ -73,7 +73,7 @@ var families = withDescs([]*family{
 		value: func(l *lock.Lease, _ int64) (float64, bool) {
 			return micros(l.ObservedRenewTime), l.ObservedRenewTime != 0
 		}},
-	{name: "lease_overdue_observed_renew_timestamp_seconds", set: overdueNodes, help: "Unix time, by the exporter's clock, at which it saw a node-heartbeat Lease's holder or renewTime change; only while the Lease is overdue (late, expired or released).",
+	{name: "lease_overdue_observed_renew_timestamp_seconds", set: overdueNodes, help: "Unix time, by the exporter's clock, at which it saw a node-heartbeat Lease's holder or renewTime change; only while the Lease is overdue (lagging, expired or released).",
 		value: func(l *lock.Lease, at int64) (float64, bool) {
 			return micros(l.ObservedRenewTime), l.ObservedRenewTime != 0 && l.StandingAt(at) != lock.StandingOnTime
 		}},

@@ -222,9 +222,10 @@ func (p *proc) scrape(kind scrapeKind, keep bool) (time.Duration, int64, []byte,
 
 // series counts the sample lines of a text exposition.
 type series struct {
-	all      int // every sample line
-	perLease int // lease_* without the exporter's own lease_exporter_*
-	held     int // lease_held: one per exported Lease
+	all      int     // every sample line
+	perLease int     // lease_* without the exporter's own lease_exporter_*
+	held     int     // lease_held: one per Lease with per-lock series (not node heartbeats by default)
+	leases   float64 // the sum of lease_exporter_leases: every Lease the exporter has, by class
 }
 
 // countSeries counts a text exposition's samples and returns the value of the line starting
@@ -238,14 +239,17 @@ func countSeries(body []byte, find string) (s series, found float64) {
 		s.all++
 		switch {
 		case bytes.HasPrefix(line, []byte("lease_exporter_")):
+			if v, ok := bytes.CutPrefix(line, []byte("lease_exporter_leases{")); ok {
+				if _, num, ok := bytes.Cut(v, []byte("} ")); ok {
+					x, _ := strconv.ParseFloat(strings.TrimSpace(string(num)), 64)
+					s.leases += x
+				}
+			}
 			if find != "" && bytes.HasPrefix(line, []byte(find)) {
 				found, _ = strconv.ParseFloat(strings.TrimSpace(string(line[len(find):])), 64)
 			}
 		case bytes.HasPrefix(line, []byte("lease_")):
 			s.perLease++
-			if bytes.HasPrefix(line, []byte("lease_held{")) {
-				s.held++
-			}
 		}
 	}
 	return s, found

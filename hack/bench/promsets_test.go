@@ -20,8 +20,8 @@ import (
 func TestCandidateKeepers(t *testing.T) {
 	const body = `# HELP lease_held Whether...
 # TYPE lease_held gauge
-lease_class_locks{class="node-heartbeat",state="late"} 1
-lease_class_locks{class="leader-election",state="late"} 0
+lease_class_locks{class="node-heartbeat",state="lagging"} 1
+lease_class_locks{class="leader-election",state="lagging"} 0
 lease_held{class="node-heartbeat",lease="ip-10-0-0-1",namespace="kube-node-lease"} 1
 lease_held{class="leader-election",lease="controller-00000",namespace="kube-system"} 1
 lease_info{class="leader-election",holder="a\"b,c=d",lease="controller-00000",namespace="kube-system",preferred_holder="",strategy=""} 1

@@ -40,8 +40,8 @@ type Standing uint8
 const (
 	// StandingOnTime: held, and renewed within LateFraction of its lease duration.
 	StandingOnTime Standing = iota
-	// StandingLate: still held, but not seen renewed for over LateFraction of its lease duration.
-	StandingLate
+	// StandingLagging: still held, but not seen renewed for over LateFraction of its lease duration.
+	StandingLagging
 	// StandingExpired: a holder whose lease ran out, or a record without renewTime or duration.
 	StandingExpired
 	// StandingReleased: no holder.
@@ -51,15 +51,15 @@ const (
 )
 
 // Standings lists every Standing, so the collector can report zero counts too.
-var Standings = [NumStandings]Standing{StandingOnTime, StandingLate, StandingExpired, StandingReleased}
+var Standings = [NumStandings]Standing{StandingOnTime, StandingLagging, StandingExpired, StandingReleased}
 
 // String is the standing's label value.
 func (s Standing) String() string {
 	switch s {
 	case StandingOnTime:
 		return "on_time"
-	case StandingLate:
-		return "late"
+	case StandingLagging:
+		return "lagging"
 	case StandingExpired:
 		return "expired"
 	case StandingReleased:
@@ -76,7 +76,7 @@ func (l *Lease) StandingAt(at int64) Standing {
 	case !l.Held(at):
 		return StandingExpired
 	case float64(at-l.ObservedRenewTime) > LateFraction*float64(l.DurationSeconds)*1e6:
-		return StandingLate
+		return StandingLagging
 	}
 	return StandingOnTime
 }

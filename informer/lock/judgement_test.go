@@ -32,8 +32,8 @@ func TestStandingAt(t *testing.T) {
 		after time.Duration
 		want  Standing
 	}{
-		{0, StandingOnTime}, {7500 * time.Millisecond, StandingOnTime}, {7500*time.Millisecond + time.Microsecond, StandingLate},
-		{15 * time.Second, StandingLate}, {15*time.Second + time.Microsecond, StandingExpired}, {time.Hour, StandingExpired},
+		{0, StandingOnTime}, {7500 * time.Millisecond, StandingOnTime}, {7500*time.Millisecond + time.Microsecond, StandingLagging},
+		{15 * time.Second, StandingLagging}, {15*time.Second + time.Microsecond, StandingExpired}, {time.Hour, StandingExpired},
 	} {
 		if got := l.StandingAt(t0.Add(tc.after).UnixMicro()); got != tc.want {
 			t.Errorf("StandingAt %v after the renewal = %v, want %v", tc.after, got, tc.want)

@@ -3,7 +3,7 @@ package lock
 import "time"
 
 // RenewAgeBuckets are the upper bounds of every renew-age histogram: the status page's node
-// summary and lease_class_renew_age_locks, so the page and the metric bin alike. A kubelet's
+// summary and lease_class_renew_age_seconds, so the page and the metric bin alike. A kubelet's
 // lease lasts 40 s and it renews every 10 s, so the first four are a healthy node's.
 var RenewAgeBuckets = [...]time.Duration{10 * time.Second, 20 * time.Second, 30 * time.Second, 40 * time.Second,
 	time.Minute, 2 * time.Minute, 5 * time.Minute, 15 * time.Minute, time.Hour}
