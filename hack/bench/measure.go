@@ -203,10 +203,10 @@ func concurrentScrapes(p *proc, k int, r *Run) error {
 	return nil
 }
 
-// extendedScrapes measures an exporter with --metrics.extended (every family): series, bytes
-// and scrape time beside the lean default.
+// extendedScrapes measures an exporter with --metrics.extended and per-lease node heartbeats
+// (every family for every lock): series, bytes and scrape time beside the lean default.
 func extendedScrapes(ctx context.Context, cfg config, n int, r *Run) error {
-	p, _, err := startExporter(ctx, cfg.bin, cfg.kubeconfig, "--metrics.extended")
+	p, _, err := startExporter(ctx, cfg.bin, cfg.kubeconfig, "--metrics.extended", "--metrics.node-heartbeats=per-lease")
 	if err != nil {
 		return fmt.Errorf("extended exporter: %w", err)
 	}
