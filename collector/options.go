@@ -45,3 +45,13 @@ func (s settings) exports(f *family, l *lock.Lease) bool {
 		return false
 	}
 }
+
+// writesAny reports whether l has any series at evaluation time at (Unix µs): false only
+// for a node heartbeat without per-lease series that is on time, which the writer then need
+// not sort (90% of a large cluster's Leases).
+func (s settings) writesAny(l *lock.Lease, at int64) bool {
+	if l.Class != lock.ClassNodeHeartbeat || s.perLeaseNodes {
+		return true
+	}
+	return l.ObservedRenewTime != 0 && l.StandingAt(at) != lock.StandingOnTime
+}

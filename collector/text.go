@@ -41,7 +41,11 @@ func (w *TextWriter) Write(out io.Writer, self []*dto.MetricFamily) error {
 	var at int64
 	if w.view.HasSynced() {
 		at = informer.JudgedAt(w.view, w.now()).UnixMicro()
-		w.view.Range(func(l *lock.Lease) { leases = append(leases, l) })
+		w.view.Range(func(l *lock.Lease) {
+			if w.settings.writesAny(l, at) {
+				leases = append(leases, l)
+			}
+		})
 		leases, byInfo = w.order(leases)
 	}
 	buf := make([]byte, 0, 256)
@@ -70,8 +74,11 @@ func (w *TextWriter) Write(out io.Writer, self []*dto.MetricFamily) error {
 func (w *TextWriter) appendFamily(buf []byte, bw *bufio.Writer, f *family, leases []*lock.Lease, at int64) []byte {
 	header := false
 	for _, l := range leases {
+		if !w.settings.exports(f, l) {
+			continue
+		}
 		v, ok := f.value(l, at)
-		if !ok || !w.settings.exports(f, l) {
+		if !ok {
 			continue
 		}
 		if !header {
