@@ -30,8 +30,11 @@ func newSettings(opts []Option) settings {
 // exports reports whether f is exported for l under these settings. By default a
 // node-heartbeat Lease has no series while its heartbeat is on time (a large cluster has tens
 // of thousands, and the class counts say how they stand), every other lock seven.
-func (s settings) exports(f *family, l *lock.Lease) bool {
-	node := l.Class == lock.ClassNodeHeartbeat
+func (s settings) exports(f *family, l *lock.Lease) bool { return s.exportsClass(f, l.Class) }
+
+// exportsClass is exports for any lock of class c: the decision depends on nothing else.
+func (s settings) exportsClass(f *family, c lock.Class) bool {
+	node := c == lock.ClassNodeHeartbeat
 	switch {
 	case f.set == overdueNodes:
 		return node

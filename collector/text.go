@@ -73,8 +73,12 @@ func (w *TextWriter) Write(out io.Writer, self []*dto.MetricFamily) error {
 // appendFamily writes one family's HELP, TYPE and samples; nothing when it has no samples.
 func (w *TextWriter) appendFamily(buf []byte, bw *bufio.Writer, f *family, leases []*lock.Lease, at int64) []byte {
 	header := false
+	var exported [lock.NumClasses]bool // exports, decided once per class, not once per series
+	for _, c := range lock.Classes {
+		exported[c] = w.settings.exportsClass(f, c)
+	}
 	for _, l := range leases {
-		if !w.settings.exports(f, l) {
+		if !exported[l.Class] {
 			continue
 		}
 		v, ok := f.value(l, at)
