@@ -224,7 +224,6 @@ func (p *proc) scrape(kind scrapeKind, keep bool) (time.Duration, int64, []byte,
 type series struct {
 	all      int     // every sample line
 	perLease int     // lease_* without the exporter's own lease_exporter_*
-	held     int     // lease_held: one per Lease with per-lock series (not node heartbeats by default)
 	leases   float64 // the sum of lease_exporter_leases: every Lease the exporter has, by class
 }
 

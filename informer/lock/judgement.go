@@ -27,7 +27,7 @@ func (l *Lease) Held(at int64) bool {
 }
 
 // LateFraction is how much of its lease duration a held lock may go without a renewal seen
-// before it counts as late: well past a healthy cadence (client-go renews every 2 s of 15 s,
+// before it counts as lagging: well past a healthy cadence (client-go renews every 2 s of 15 s,
 // the kubelet every 10 s of 40 s), and before client-go's renew deadline (2/3), after which
 // the leader gives up. LeaseRenewalLagging's durationFraction is the same number
 // (judgement_rules_test.go holds it to this).
