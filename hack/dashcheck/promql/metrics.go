@@ -184,10 +184,14 @@ func labelValuesSelector(q string) (string, bool) {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// selectsNodeHeartbeats reports whether vs selects only node-heartbeat locks.
+// selectsNodeHeartbeats reports whether vs selects only node-heartbeat locks: by class, or by
+// their namespace.
 func selectsNodeHeartbeats(vs *parser.VectorSelector) bool {
 	for _, m := range vs.LabelMatchers {
-		if m.Name == "class" && m.Type == labels.MatchEqual && m.Value == "node-heartbeat" {
+		if m.Type != labels.MatchEqual {
+			continue
+		}
+		if m.Name == "class" && m.Value == "node-heartbeat" || m.Name == "namespace" && m.Value == "kube-node-lease" {
 			return true
 		}
 	}

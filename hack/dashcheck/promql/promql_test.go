@@ -97,6 +97,7 @@ func TestRejects(t *testing.T) {
 		{"bogus metric in a matrix", "leases-overview.json", `rate(lease_transition_total` + sel[:len(sel)-1] + `}[$__rate_interval])`, `metric "lease_transition_total"`},
 		{"extended-only metric", "lease-detail.json", `max(lease_renew_age_seconds` + sel + `)`, `"lease_renew_age_seconds" is exported only with --metrics.extended`},
 		{"per-lease node series", "node-heartbeats.json", `max(lease_held{class="node-heartbeat", job=~"$job", cluster=~"$cluster"})`, `"lease_held" is exported for node heartbeats only with --metrics.node-heartbeats=per-lease`},
+		{"per-lease node series by namespace", "node-heartbeats.json", `max(lease_observed_renew_timestamp_seconds{namespace="kube-node-lease", job=~"$job", cluster=~"$cluster"})`, `"lease_observed_renew_timestamp_seconds" is exported for node heartbeats only with --metrics.node-heartbeats=per-lease`},
 		{"suffix of a gauge", "node-heartbeats.json", `lease_class_locks_bucket` + sel, `metric "lease_class_locks_bucket" is not documented`},
 		{"runtime metric outside exporter health", "leases-overview.json", `go_goroutines` + sel, `metric "go_goroutines" is not documented`},
 		{"unknown variable", "lease-detail.json", `lease_info{job=~"$job", cluster=~"$cluster", namespace="$namesapce"}`, "unknown template variable(s) $namesapce"},
