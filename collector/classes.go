@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -84,8 +83,7 @@ func (c *ClassCollector) Collect(ch chan<- prometheus.Metric) {
 		s := &sums[l.Class]
 		s.standing[l.StandingAt(at)]++
 		if age, ok := l.RenewAge(at); ok {
-			i, _ := slices.BinarySearch(lock.RenewAgeBuckets[:], time.Duration(age)*time.Microsecond)
-			s.ages[i]++
+			s.ages[lock.RenewAgeBucket(age)]++
 			s.ageSum += age
 		}
 	})

@@ -75,7 +75,7 @@ var families = withDescs([]*family{
 		}},
 	{name: "lease_overdue_observed_renew_timestamp_seconds", set: overdueNodes, help: "Unix time, by the exporter's clock, at which it saw a node-heartbeat Lease's holder or renewTime change; only while the Lease is overdue (lagging, expired or released).",
 		value: func(l *lock.Lease, at int64) (float64, bool) {
-			return micros(l.ObservedRenewTime), l.ObservedRenewTime != 0 && l.StandingAt(at) != lock.StandingOnTime
+			return micros(l.ObservedRenewTime), overdue(l, at)
 		}},
 	{name: "lease_renew_age_seconds", set: extended, help: "Seconds from when the exporter saw the Lease's holder or renewTime change to evaluation time.",
 		value: func(l *lock.Lease, at int64) (float64, bool) {
@@ -108,6 +108,12 @@ func (f *family) labelValues(l *lock.Lease) []string {
 		return []string{l.Class.String(), l.Holder, l.Kind().String(), l.Name(), l.Namespace(), ownerKind, ownerName, l.PreferredHolder(), l.Strategy()}
 	}
 	return []string{l.Class.String(), l.Kind().String(), l.Name(), l.Namespace()}
+}
+
+// overdue reports whether the node heartbeat l has lease_overdue_observed_renew_timestamp_seconds
+// at evaluation time at: not on time, and with an observed renew time to give.
+func overdue(l *lock.Lease, at int64) bool {
+	return l.ObservedRenewTime != 0 && l.StandingAt(at) != lock.StandingOnTime
 }
 
 func micros(us int64) float64 { return float64(us) / 1e6 }

@@ -56,5 +56,5 @@ func (s settings) writesAny(l *lock.Lease, at int64) bool {
 	if l.Class != lock.ClassNodeHeartbeat || s.perLeaseNodes {
 		return true
 	}
-	return l.ObservedRenewTime != 0 && l.StandingAt(at) != lock.StandingOnTime
+	return overdue(l, at)
 }

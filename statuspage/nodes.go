@@ -53,21 +53,17 @@ type bucket struct {
 func (s *nodeSummary) add(l *lock.Lease, atµ int64, held bool) {
 	s.Total++
 	age, renewed := l.RenewAge(atµ)
-	if !renewed {
-		age = -1
-	}
-	if age < 0 {
-		s.counts[len(s.counts)-1]++
+	if renewed {
+		s.counts[lock.RenewAgeBucket(age)]++
 	} else {
-		i, _ := slices.BinarySearch(lock.RenewAgeBuckets[:], time.Duration(age)*time.Microsecond)
-		s.counts[i]++
+		s.counts[len(s.counts)-1]++
 	}
 	if held {
 		return
 	}
 	s.Late++
 	n := lateNode{Name: l.Name(), URL: lockURL(l.Namespace(), l.Name(), l.Kind().String()), Holder: l.Holder, Age: "never renewed", ageµ: math.MaxInt64}
-	if age >= 0 {
+	if renewed {
 		a := float64(age) / 1e6
 		n.Age, n.ageµ = seconds(&a), age
 		switch {

@@ -1,6 +1,9 @@
 package lock
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // RenewAgeBuckets are the upper bounds of every renew-age histogram: the status page's node
 // summary and lease_class_renew_age_seconds, so the page and the metric bin alike. A kubelet's
@@ -15,4 +18,11 @@ func (l *Lease) RenewAge(at int64) (µs int64, ok bool) {
 		return 0, false
 	}
 	return max(0, at-l.ObservedRenewTime), true
+}
+
+// RenewAgeBucket returns the index in RenewAgeBuckets of the first bound at or above age (µs),
+// len(RenewAgeBuckets) beyond the last: the bucket every histogram counts the age in.
+func RenewAgeBucket(µs int64) int {
+	i, _ := slices.BinarySearch(RenewAgeBuckets[:], time.Duration(µs)*time.Microsecond)
+	return i
 }
