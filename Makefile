@@ -7,7 +7,7 @@ ASSETS = $(shell hack/deps.sh | tail -1)
 # Older Kubernetes minors the integration suite also runs on (docs/compatibility.md says why).
 KUBE_MATRIX := 1.35 1.34
 
-.PHONY: help build test fuzz vuln-selftest unit lint bench bench-prom demo deps generate clean
+.PHONY: help build test test-release node-scale fuzz vuln-selftest unit lint bench bench-prom demo deps generate clean
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -18,33 +18,39 @@ build: ## Build bin/lease-exporter exactly as the Dockerfile does.
 deps: ## Install test dependencies (Debian packages, control-plane binaries).
 	hack/deps.sh
 
-test: lint ## Run every test: unit, real control plane (Kubernetes 1.36, 1.35, 1.34), demo, Prometheus/Alertmanager, rules, dashboards, deploy, the image and a real node, fuzz, vulnerabilities.
-	@# Cold, most of this run is building (docs/compatibility.md, "What it costs"). 1.36,
-	@# which every suite needs, and helm build first, with the Debian packages; the other
-	@# builds then run one after another in the background at the lowest CPU priority, in
-	@# what the suites leave idle, in the order the suites need them: the Prometheus Operator
-	@# and its Prometheus (test/deploy, test/node), Thanos (test/thanos), the matrix's older
-	@# minors. A suite that needs one first waits for it (each build script is locked and
-	@# cached). The matrix suites run last, one by one, once both are built; the
-	@# fuzzers and the vulnerability-scan self-test (CPU-bound compiles, no timing) run beside
-	@# them at the lowest priority, in what those suites leave idle. The "building"/"built in"
-	@# lines say what each build cost. (Measured cold, each of these was slower: 1.36 built
-	@# beside lint, the longest suites started first, the matrix suites side by side, which
-	@# also broke a timing-bound test. On two cores, what runs side by side at the same
-	@# priority slows down as much as it overlaps.)
+# The release tier's suites. Their files carry the build tag `release`, so `go test ./...`
+# (and `make test`) leaves them out, and `make test-release` runs them by this list.
+RELEASE_PKGS := ./test/image/ ./test/node/ ./test/operator/ ./test/thanos/
+
+test: lint ## The fast tier, CI's: unit, integration, e2e with real Prometheus and Alertmanager, reliability, deploy rendering, demo, dashboards, mixin, bench smoke, fuzz, vulnerability self-test (Kubernetes 1.36).
+	@# The fuzzers and the vulnerability-scan self-test (CPU-bound compiles, no timing) run
+	@# beside the suites at the lowest CPU priority, in what the timing-bound suites leave
+	@# idle (docs/compatibility.md, "What it costs").
 	assets="$$(hack/deps.sh | tail -1)" && \
+	log="$$(mktemp)" && { nice -n 19 $(MAKE) --no-print-directory fuzz vuln-selftest >"$$log" 2>&1 & bg=$$!; } && \
+	rc=0 && { KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -count=1 -timeout 40m ./... && \
+		hack/dashcheck/check.sh && \
+		(cd hack/mixin && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -count=1 ./...) && \
+		KUBEBUILDER_ASSETS="$$assets" $(GO) run ./hack/bench -smoke; } || rc=1; \
+	wait $$bg || rc=1; echo "--- fuzz and vuln-selftest (run beside the suites):"; cat "$$log"; rm -f "$$log"; exit $$rc
+
+test-release: ## The release tier: the image, the chart on a real node (with 100k Leases), the Prometheus Operator, Thanos, and the integration suite on Kubernetes 1.35 and 1.34. Must pass before a change to the Dockerfile, deploy/, mixin/, the node harness, the Kubernetes versions or chart defaults is done.
+	@# The operator with its Prometheus, Thanos and the matrix's minors build one after
+	@# another in the background at the lowest CPU priority, in the order the suites need
+	@# them; a suite that needs one waits for it (each build script is locked and cached).
+	@# The matrix suites run last, one at a time, once their builds are done.
+	assets="$$(hack/deps.sh release | tail -1)" && \
 	{ for b in hack/prometheus-operator/build.sh hack/thanos/build.sh $(patsubst %,"hack/kube-binaries/build.sh %",$(KUBE_MATRIX)); do \
 		nice -n 19 $$b 2>&1 >/dev/null | grep --line-buffered -E ': (building|built) '; done & } && \
-	KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -count=1 -timeout 40m ./...
-	hack/dashcheck/check.sh
-	cd hack/mixin && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -count=1 ./...
-	KUBEBUILDER_ASSETS="$$(hack/kube-binaries/build.sh | tail -1)" $(GO) run ./hack/bench -smoke
-	dirs=() && for v in $(KUBE_MATRIX); do d="$$(hack/kube-binaries/build.sh $$v)" || exit 1; dirs+=("$$d"); done && \
-	log="$$(mktemp)" && { nice -n 19 $(MAKE) --no-print-directory fuzz vuln-selftest >"$$log" 2>&1 & bg=$$!; } && \
-	rc=0 && for d in "$${dirs[@]}"; do \
-		KUBEBUILDER_ASSETS="$$d" $(GO) test -race -count=1 -timeout 20m ./test/integration/ || { rc=1; break; }; \
-	done; \
-	wait $$bg || rc=1; echo "--- fuzz and vuln-selftest (run beside the matrix suites):"; cat "$$log"; rm -f "$$log"; exit $$rc
+	KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -count=1 -tags release -timeout 80m $(RELEASE_PKGS) && \
+	for v in $(KUBE_MATRIX); do \
+		d="$$(hack/kube-binaries/build.sh $$v | tail -1)" && \
+		KUBEBUILDER_ASSETS="$$d" $(GO) test -race -count=1 -timeout 20m ./test/integration/ || exit 1; \
+	done
+
+node-scale: ## The chart's defaults on a real node at 100k Leases with 10 minutes of churn: docs/deploy.md's sizing run (root).
+	KUBEBUILDER_ASSETS="$$(hack/deps.sh release | tail -1)" LEASE_EXPORTER_NODE_CHURN=10m \
+		$(GO) test -race -count=1 -tags release -timeout 60m -run '^TestChartDefaultsSurvive100kLeases$$' -v ./test/node/
 
 fuzz: ## Fuzz the collector and the leader-record parser, 20 s each.
 	$(GO) test -run '^$$' -fuzz FuzzCollect -fuzztime 20s ./collector/
@@ -62,7 +68,8 @@ lint: ## gofmt, go vet and go mod tidy must be clean.
 	@# -race: vet compiles every dependency for its type information; compiled as the test
 	@# run compiles them, they are built once for both (cold, vet and the tests otherwise
 	@# compile each dependency twice).
-	$(GO) vet -race ./...
+	@# -tags release: the release tier's suites are vetted too.
+	$(GO) vet -race -tags release ./...
 	$(GO) mod tidy -diff
 
 bench: ## Micro-benchmarks, then the end-to-end benchmark against a local control plane (~15 min).

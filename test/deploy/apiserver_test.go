@@ -20,6 +20,7 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
 )
 
 // apiEnv is a real etcd + kube-apiserver (no scheduler or controllers: nothing runs the
@@ -46,7 +47,7 @@ func (e *apiEnv) kubectlErr(t *testing.T, args ...string) (string, string, error
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	full := append([]string{"--kubeconfig=" + e.cp.KubeconfigPath()}, args...)
-	return runCapture(ctx, kubectlPath(t), full...)
+	return runCapture(ctx, tools.Kubectl(t), full...)
 }
 
 // TestAgainstAPIServer validates every rendering with the real kube-apiserver (server-side
@@ -54,8 +55,8 @@ func (e *apiEnv) kubectlErr(t *testing.T, args ...string) (string, string, error
 // Pod Security "restricted" admission, the effective RBAC rights of the ServiceAccount, and
 // runs the release binary with that ServiceAccount's token until it exports lease_info.
 func TestAgainstAPIServer(t *testing.T) {
-	kubectlPath(t) // fail early and clearly without KUBEBUILDER_ASSETS
-	helmPath(t)
+	tools.Kubectl(t) // fail early and clearly without KUBEBUILDER_ASSETS
+	tools.Helm(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
@@ -87,7 +88,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		"pod-security.kubernetes.io/warn":    "restricted",
 	})
 	createNamespace(ctx, t, client, "observability", nil) // for the "other-namespace" example
-	crds := filepath.Join(repoRoot(t), "test", "deploy", "testdata", "crds")
+	crds := filepath.Join(tools.RepoRoot(t), "test", "deploy", "testdata", "crds")
 	e.kubectl(t, "apply", "--server-side", "-f", crds)
 	// A CRD read before the API server has set any condition makes kubectl wait fail at once
 	// ("conditions accessor error: <nil>") instead of waiting: retry until it can wait.
@@ -109,7 +110,7 @@ func TestAgainstAPIServer(t *testing.T) {
 
 	t.Run("server-side dry-run of every rendering", func(t *testing.T) {
 		renderings := map[string][]byte{}
-		root := repoRoot(t)
+		root := tools.RepoRoot(t)
 		dirs := []string{kustomizeDir + "/base"}
 		for _, o := range overlays(t) {
 			dirs = append(dirs, kustomizeDir+"/overlays/"+o)
@@ -118,7 +119,7 @@ func TestAgainstAPIServer(t *testing.T) {
 			dirs = append(dirs, "test/deploy/testdata/kustomize/"+name)
 		}
 		for _, d := range dirs {
-			renderings["kustomize "+d] = run(t, root, nil, kubectlPath(t), "kustomize", filepath.Join(root, d))
+			renderings["kustomize "+d] = run(t, root, nil, tools.Kubectl(t), "kustomize", filepath.Join(root, d))
 		}
 		for _, v := range append(variants, variant{overlay: "web-config", helmArgs: []string{
 			"--set", "webConfig.secretName=web,webConfig.tls=true,serviceMonitor.enabled=true,serviceMonitor.tlsConfig.insecureSkipVerify=true",
@@ -154,8 +155,8 @@ func TestAgainstAPIServer(t *testing.T) {
 	}
 
 	t.Run("cluster-wide kustomize", func(t *testing.T) {
-		root := repoRoot(t)
-		manifests := run(t, root, nil, kubectlPath(t), "kustomize", filepath.Join(root, kustomizeDir, "overlays", "cluster-wide"))
+		root := tools.RepoRoot(t)
+		manifests := run(t, root, nil, tools.Kubectl(t), "kustomize", filepath.Join(root, kustomizeDir, "overlays", "cluster-wide"))
 		e.apply(t, manifests)
 		objs := decodeObjects(t, manifests)
 		dep := deploymentOf(t, objs)
@@ -183,8 +184,8 @@ func TestAgainstAPIServer(t *testing.T) {
 	// Endpoints, the annotation-locks overlay (the same objects plus both components) adds
 	// exactly list+watch on them, and an exporter with its flags and token exports such locks.
 	t.Run("annotation-locks kustomize", func(t *testing.T) {
-		root := repoRoot(t)
-		manifests := run(t, root, nil, kubectlPath(t), "kustomize", filepath.Join(root, kustomizeDir, "overlays", "annotation-locks"))
+		root := tools.RepoRoot(t)
+		manifests := run(t, root, nil, tools.Kubectl(t), "kustomize", filepath.Join(root, kustomizeDir, "overlays", "annotation-locks"))
 		e.apply(t, manifests)
 		dep := deploymentOf(t, decodeObjects(t, manifests))
 		sa := "system:serviceaccount:" + kustomizeNS + ":lease-exporter"
@@ -224,14 +225,14 @@ func TestAgainstAPIServer(t *testing.T) {
 	t.Run("namespaced helm install", func(t *testing.T) {
 		const ns, release = "scoped", "scoped"
 		createNamespace(ctx, t, client, ns, map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
-		root := repoRoot(t)
-		out := run(t, root, helmEnv(t), helmPath(t), "install", release, filepath.Join(root, chartDir),
+		root := tools.RepoRoot(t)
+		out := run(t, root, tools.HelmEnv(t), tools.Helm(t), "install", release, filepath.Join(root, chartDir),
 			"--kubeconfig", cp.KubeconfigPath(), "--namespace", ns,
 			"--set-json", `watch.namespaces=["kube-system","kube-node-lease"]`)
 		if !strings.Contains(string(out), "It watches the Leases of: kube-system, kube-node-lease") {
 			t.Errorf("helm install NOTES do not describe the namespaced install:\n%s", out)
 		}
-		manifest := run(t, root, helmEnv(t), helmPath(t), "get", "manifest", release, "--kubeconfig", cp.KubeconfigPath(), "--namespace", ns)
+		manifest := run(t, root, tools.HelmEnv(t), tools.Helm(t), "get", "manifest", release, "--kubeconfig", cp.KubeconfigPath(), "--namespace", ns)
 		objs := decodeObjects(t, manifest)
 		dep := deploymentOf(t, objs)
 		name := dep.get("spec", "template", "spec", "serviceAccountName").(string)
@@ -264,7 +265,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		// Upgraded with ConfigMap locks on, the same Roles grant list+watch on configmaps too,
 		// still only in the watched namespaces.
 		t.Run("upgrade with locks.configMaps grants configmaps in the watched namespaces only", func(t *testing.T) {
-			run(t, root, helmEnv(t), helmPath(t), "upgrade", release, filepath.Join(root, chartDir),
+			run(t, root, tools.HelmEnv(t), tools.Helm(t), "upgrade", release, filepath.Join(root, chartDir),
 				"--kubeconfig", cp.KubeconfigPath(), "--namespace", ns,
 				"--set-json", `watch.namespaces=["kube-system","kube-node-lease"]`, "--set", "locks.configMaps=true")
 			withCM := []string{"configmaps [] [] [list watch]", "leasecandidates.coordination.k8s.io [] [] [list watch]", "leases.coordination.k8s.io [] [] [list watch]"}

@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
 )
 
 // instruction is one Dockerfile instruction with its stage.
@@ -68,7 +70,7 @@ func parseDockerfile(t *testing.T, data []byte) []instruction {
 // is the hardened image the manifests assume: distroless static, numeric non-root user,
 // exec-form entrypoint, the exporter's port, OCI labels.
 func TestDockerfile(t *testing.T) {
-	root := repoRoot(t)
+	root := tools.RepoRoot(t)
 	data, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)
@@ -260,7 +262,7 @@ func matchIgnore(pat, p string) bool {
 // binary is compiled from (sources and embeds of each package of this module that
 // ./cmd/lease-exporter imports), go.mod, go.sum and hack/build.sh.
 func TestDockerignoreKeepsTheBuildInputs(t *testing.T) {
-	root := repoRoot(t)
+	root := tools.RepoRoot(t)
 	data, err := os.ReadFile(filepath.Join(root, ".dockerignore"))
 	if err != nil {
 		t.Fatal(err)
@@ -321,7 +323,7 @@ func buildEnv(extra ...string) []string {
 
 func buildScript(t *testing.T, env []string) string {
 	t.Helper()
-	root := repoRoot(t)
+	root := tools.RepoRoot(t)
 	out := filepath.Join(t.TempDir(), "lease-exporter")
 	cmd := exec.Command(filepath.Join(root, "hack", "build.sh"), out)
 	cmd.Dir = t.TempDir() // the script must not depend on the caller's directory
@@ -385,7 +387,7 @@ func TestBuildScriptMakesStaticStampedBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if root := repoRoot(t); bytes.Contains(raw, []byte(root+"/")) {
+	if root := tools.RepoRoot(t); bytes.Contains(raw, []byte(root+"/")) {
 		t.Errorf("binary contains the build directory %s (want -trimpath)", root)
 	}
 	if fileCmd, err := exec.LookPath("file"); err == nil {
@@ -424,7 +426,7 @@ func TestBuildScriptWithoutGit(t *testing.T) {
 // TestBuildScriptReadsGit: without build args, a build from a git checkout reports the
 // checkout's commit.
 func TestBuildScriptReadsGit(t *testing.T) {
-	root := repoRoot(t)
+	root := tools.RepoRoot(t)
 	head, err := exec.Command("git", "-C", root, "rev-parse", "HEAD").Output()
 	if err != nil {
 		t.Logf("not a git checkout (%v): nothing to compare with; TestBuildScriptWithoutGit covers this case", err)

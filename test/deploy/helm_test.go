@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
 )
 
 func deploymentOf(t *testing.T, objs []object) object {
@@ -109,8 +111,8 @@ func TestHelmAdditionalLabels(t *testing.T) {
 // TestHelmReleaseNameKeepsJob: whatever the release is called, Prometheus' job label stays
 // "lease-exporter" (ServiceMonitor jobLabel), which the alerts select.
 func TestHelmReleaseNameKeepsJob(t *testing.T) {
-	root := repoRoot(t)
-	out := run(t, root, helmEnv(t), helmPath(t), "template", "observability", root+"/"+chartDir, "--namespace", "obs",
+	root := tools.RepoRoot(t)
+	out := run(t, root, tools.HelmEnv(t), tools.Helm(t), "template", "observability", root+"/"+chartDir, "--namespace", "obs",
 		"--set", "serviceMonitor.enabled=true")
 	objs := decodeObjects(t, out)
 	svc := ofKind(objs, "Service")[0]

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/lease-exporter/lease-exporter/informer/lock"
+
+	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
 )
 
 // variant pairs a kustomize overlay with the Helm values that must render the same objects.
@@ -43,7 +45,7 @@ func TestEveryOverlayHasAHelmTwin(t *testing.T) {
 }
 
 func TestHelmLint(t *testing.T) {
-	root := repoRoot(t)
+	root := tools.RepoRoot(t)
 	chart := filepath.Join(root, chartDir)
 	for _, args := range [][]string{
 		nil,
@@ -53,7 +55,7 @@ func TestHelmLint(t *testing.T) {
 		{"--set", "webConfig.secretName=web,webConfig.tls=true,webConfig.basicAuth=true,serviceMonitor.enabled=true"},
 	} {
 		full := append([]string{"lint", chart, "--strict", "--namespace", releaseNS}, args...)
-		out := run(t, root, helmEnv(t), helmPath(t), full...)
+		out := run(t, root, tools.HelmEnv(t), tools.Helm(t), full...)
 		if !strings.Contains(string(out), "0 chart(s) failed") {
 			t.Errorf("helm lint %v:\n%s", args, out)
 		}
@@ -529,7 +531,7 @@ const generatedRulePath = "deploy/kustomize/prometheus-operator/prometheusrule.y
 
 func generatedRule(t *testing.T) object {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot(t), generatedRulePath))
+	data, err := os.ReadFile(filepath.Join(tools.RepoRoot(t), generatedRulePath))
 	if err != nil {
 		t.Fatalf("%v (generate it with `go generate ./alerts/`)", err)
 	}
@@ -544,7 +546,7 @@ func generatedRule(t *testing.T) object {
 // holding the file unchanged.
 func checkDashboards(t *testing.T, cms []object) {
 	t.Helper()
-	root := repoRoot(t)
+	root := tools.RepoRoot(t)
 	files, err := filepath.Glob(filepath.Join(root, "dashboards", "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no dashboards/*.json (%v)", err)

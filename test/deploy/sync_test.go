@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
 )
 
 // TestCopiesInSync fails while a copy that deploy/sync.sh makes differs from its single
 // source. Kustomize and Helm cannot read files outside their own directories, so the
 // dashboards and the generated PrometheusRule are copied; the originals are the truth.
 func TestCopiesInSync(t *testing.T) {
-	root := repoRoot(t)
+	root := tools.RepoRoot(t)
 	const fix = "edit the source, not the copy, and run deploy/sync.sh"
 
 	srcDashboards := globBase(t, filepath.Join(root, "dashboards", "*.json"))

@@ -20,7 +20,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -28,6 +27,8 @@ import (
 	"time"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
 )
 
 // object is one rendered Kubernetes object, decoded the way the API server's JSON decoder
@@ -203,58 +204,6 @@ func compact(v any) string {
 	return string(b)
 }
 
-// repoRoot is the main module's root: test/deploy is two levels down.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		t.Fatal("cannot locate the test source")
-	}
-	root := filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("repository root %s has no go.mod: %v", root, err)
-	}
-	return root
-}
-
-func cacheRoot() string {
-	if c := os.Getenv("LEASE_EXPORTER_CACHE"); c != "" {
-		return c
-	}
-	home, _ := os.UserHomeDir()
-	return filepath.Join(home, ".cache", "lease-exporter")
-}
-
-// kubectlPath is the kubectl of the control-plane bin dir. It fails the test (never skips)
-// when that is missing: kubectl's embedded kustomize must be the one the project pins.
-func kubectlPath(t testing.TB) string {
-	t.Helper()
-	const hint = "build it with: export KUBEBUILDER_ASSETS=$(hack/kube-binaries/build.sh | tail -1)"
-	dir := os.Getenv("KUBEBUILDER_ASSETS")
-	if dir == "" {
-		t.Fatalf("KUBEBUILDER_ASSETS is not set, so there is no kubectl for `kubectl kustomize`; %s", hint)
-	}
-	p := filepath.Join(dir, "kubectl")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("kubectl missing in KUBEBUILDER_ASSETS=%s: %v; %s", dir, err, hint)
-	}
-	return p
-}
-
-// helmPath is $HELM or the helm that hack/tools/build.sh builds into the cache. It fails the
-// test (never skips) when there is none.
-func helmPath(t testing.TB) string {
-	t.Helper()
-	p := os.Getenv("HELM")
-	if p == "" {
-		p = filepath.Join(cacheRoot(), "tools", "bin", "helm")
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("helm not found at %s (%v): build it with hack/tools/build.sh (or set HELM to a helm v3 binary)", p, err)
-	}
-	return p
-}
-
 // run executes a command and returns stdout; a failure fails the test with stderr.
 func run(t testing.TB, dir string, env []string, name string, args ...string) []byte {
 	t.Helper()
@@ -279,18 +228,6 @@ func runErr(dir string, env []string, name string, args ...string) ([]byte, erro
 	return stdout.Bytes(), nil
 }
 
-// helmEnv keeps helm away from the user's config, cache and repositories.
-func helmEnv(t testing.TB) []string {
-	t.Helper()
-	d := t.TempDir()
-	return []string{
-		"HELM_CACHE_HOME=" + filepath.Join(d, "cache"),
-		"HELM_CONFIG_HOME=" + filepath.Join(d, "config"),
-		"HELM_DATA_HOME=" + filepath.Join(d, "data"),
-		"KUBECONFIG=" + filepath.Join(d, "no-kubeconfig"),
-	}
-}
-
 const (
 	chartDir      = "deploy/helm/lease-exporter"
 	kustomizeDir  = "deploy/kustomize"
@@ -303,8 +240,8 @@ const (
 // renderKustomize runs `kubectl kustomize` on a directory relative to the repository root.
 func renderKustomize(t testing.TB, dir string) []object {
 	t.Helper()
-	root := repoRoot(t)
-	out := run(t, root, nil, kubectlPath(t), "kustomize", filepath.Join(root, dir))
+	root := tools.RepoRoot(t)
+	out := run(t, root, nil, tools.Kubectl(t), "kustomize", filepath.Join(root, dir))
 	return decodeObjects(t, out)
 }
 
@@ -321,16 +258,16 @@ func renderHelm(t testing.TB, args ...string) []object {
 
 func renderHelmErr(t testing.TB, args ...string) ([]byte, error) {
 	t.Helper()
-	root := repoRoot(t)
+	root := tools.RepoRoot(t)
 	full := append([]string{"template", releaseName, filepath.Join(root, chartDir), "--namespace", releaseNS}, args...)
-	return runErr(root, helmEnv(t), helmPath(t), full...)
+	return runErr(root, tools.HelmEnv(t), tools.Helm(t), full...)
 }
 
 // overlays lists deploy/kustomize/overlays/*, so a new overlay is rendered and checked
 // without touching the tests.
 func overlays(t testing.TB) []string {
 	t.Helper()
-	root := repoRoot(t)
+	root := tools.RepoRoot(t)
 	matches, err := filepath.Glob(filepath.Join(root, kustomizeDir, "overlays", "*", "kustomization.yaml"))
 	if err != nil || len(matches) == 0 {
 		t.Fatalf("no overlays under %s/overlays (%v)", kustomizeDir, err)

@@ -1,3 +1,5 @@
+//go:build release
+
 // Package image_test builds the lease-exporter image from the repository's unmodified
 // Dockerfile with buildah (hack/image/build.sh, on local stand-ins for the base images) once,
 // in TestMain, and checks what users install: the docker-archive a node imports (its config,

@@ -1,3 +1,5 @@
+//go:build release
+
 package node_test
 
 import (
@@ -8,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/node"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
 )
 
 // cluster is the node a test installs on, with what it needs to drive it.
@@ -33,7 +35,7 @@ func newCluster(t *testing.T, n *node.Node) *cluster {
 	return &cluster{
 		n:      n,
 		client: kubernetes.NewForConfigOrDie(n.ControlPlane().Config()),
-		root:   repoRoot(t),
+		root:   tools.RepoRoot(t),
 		env: []string{
 			"KUBECONFIG=" + n.ControlPlane().KubeconfigPath(),
 			"HELM_CACHE_HOME=" + filepath.Join(d, "cache"),
@@ -179,9 +181,4 @@ func processUID(t *testing.T, pod *corev1.Pod) string {
 	}
 	t.Fatalf("no lease-exporter process in Pod %s's cgroup", pod.Name)
 	return ""
-}
-
-func repoRoot(t *testing.T) string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }

@@ -1,9 +1,9 @@
+//go:build release
+
 package node_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,21 +25,4 @@ func exporterImage(t *testing.T) image {
 	}
 	i := strings.LastIndex(img.Ref, ":")
 	return image{archive: img.Archive, repository: img.Ref[:i], tag: img.Ref[i+1:]}
-}
-
-func helmPath(t *testing.T) string {
-	t.Helper()
-	p := os.Getenv("HELM")
-	if p == "" {
-		home, _ := os.UserHomeDir()
-		cache := os.Getenv("LEASE_EXPORTER_CACHE")
-		if cache == "" {
-			cache = filepath.Join(home, ".cache", "lease-exporter")
-		}
-		p = filepath.Join(cache, "tools", "bin", "helm")
-	}
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("helm not found at %s (%v): build it with hack/tools/build.sh", p, err)
-	}
-	return p
 }

@@ -1,3 +1,5 @@
+//go:build release
+
 package node_test
 
 import (
@@ -10,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/node"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
 )
 
 const (
@@ -68,7 +71,7 @@ func TestInstallOnARealNode(t *testing.T) {
 // the elector's Lease with in-cluster config and the chart's RBAC only, and a deleted Pod is
 // replaced by the Deployment.
 func testHelmChart(t *testing.T, c *cluster, img image) {
-	c.run(t, helmPath(t), "install", "lease-exporter", "deploy/helm/lease-exporter",
+	c.run(t, tools.Helm(t), "install", "lease-exporter", "deploy/helm/lease-exporter",
 		"--namespace", releaseNS, "--create-namespace", "--wait", "--timeout", "4m",
 		"--set", "image.repository="+img.repository, "--set", "image.tag="+img.tag,
 		"--set", "image.pullPolicy=Never")
@@ -98,5 +101,5 @@ func testHelmChart(t *testing.T, c *cluster, img image) {
 		}
 	}
 	c.waitJudged(t, releaseNS, "lease-exporter", electionsNS, "node-elector")
-	c.run(t, helmPath(t), "uninstall", "lease-exporter", "--namespace", releaseNS, "--wait")
+	c.run(t, tools.Helm(t), "uninstall", "lease-exporter", "--namespace", releaseNS, "--wait")
 }

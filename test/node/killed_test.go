@@ -1,3 +1,5 @@
+//go:build release
+
 package node_test
 
 import (

@@ -1,3 +1,5 @@
+//go:build release
+
 // Package node_test installs what users install (the image built from the Dockerfile, the
 // Helm chart, the Kustomize trees) on a real one-node cluster (internal/testenv/node) and
 // checks it where it runs. Root only; one node at a time per machine.

@@ -1,3 +1,5 @@
+//go:build release
+
 package node_test
 
 import (
@@ -13,6 +15,7 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/promoperator"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/promstack"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
 )
 
 // kpsRelease is kube-prometheus-stack's release name; its Prometheus selects the chart's
@@ -35,14 +38,14 @@ func testKubePrometheusStack(t *testing.T, c *cluster, img image) {
 	t.Cleanup(am.Stop)
 	stack := promoperator.StartForTest(t, c.n.ControlPlane(), promoperator.Options{
 		Release: kpsRelease, AlertmanagerURL: am.URL, EvaluationInterval: "10s"})
-	c.run(t, helmPath(t), "install", "lease-exporter", "deploy/helm/lease-exporter",
+	c.run(t, tools.Helm(t), "install", "lease-exporter", "deploy/helm/lease-exporter",
 		"--namespace", releaseNS, "--create-namespace", "--wait", "--timeout", "4m",
 		"--set", "image.repository="+img.repository, "--set", "image.tag="+img.tag,
 		"--set", "image.pullPolicy=Never",
 		"--set", "serviceMonitor.enabled=true", "--set", "serviceMonitor.additionalLabels.release="+kpsRelease,
 		"--set", "serviceMonitor.interval=10s",
 		"--set", "prometheusRule.enabled=true", "--set", "prometheusRule.additionalLabels.release="+kpsRelease)
-	defer c.run(t, helmPath(t), "uninstall", "lease-exporter", "--namespace", releaseNS, "--wait")
+	defer c.run(t, tools.Helm(t), "uninstall", "lease-exporter", "--namespace", releaseNS, "--wait")
 	c.readyPods(t, releaseNS, selector, 2, 3*time.Minute)
 
 	pool := promoperator.ServiceMonitorJob(releaseNS, "lease-exporter", 0)

@@ -1,3 +1,5 @@
+//go:build release
+
 package node_test
 
 import (
@@ -19,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/node"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
 )
 
 // scaleLeases is the count the chart's defaults must survive (docs/deploy.md, Sizing).
@@ -65,7 +68,7 @@ func TestChartDefaultsSurvive100kLeases(t *testing.T) {
 	t.Logf("created %d Leases in %s", scaleLeases, time.Since(start).Round(time.Second))
 	// Installed after the Leases exist, so that each Pod's initial sync lists all of them:
 	// that list is the memory peak (docs/deploy.md, Sizing).
-	c.run(t, helmPath(t), "install", "lease-exporter", "deploy/helm/lease-exporter",
+	c.run(t, tools.Helm(t), "install", "lease-exporter", "deploy/helm/lease-exporter",
 		"--namespace", releaseNS, "--create-namespace", "--wait", "--timeout", "4m",
 		"--set", "image.repository="+img.repository, "--set", "image.tag="+img.tag,
 		"--set", "image.pullPolicy=Never")

@@ -1,4 +1,6 @@
-package deploy_test
+//go:build release
+
+package operator_test
 
 import (
 	"context"

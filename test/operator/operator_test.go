@@ -1,9 +1,15 @@
-package deploy_test
+//go:build release
+
+// Package operator_test proves the chart's ServiceMonitor and PrometheusRule in the hands of
+// a real Prometheus Operator (hack/prometheus-operator/build.sh), as kube-prometheus-stack
+// runs it, on a control plane without a node; test/node scrapes the Pods it selects.
+package operator_test
 
 import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,10 +24,16 @@ import (
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/promoperator"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/promstack"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
 )
 
-// kpsRelease is the kube-prometheus-stack release docs/deploy.md wires the chart into.
-const kpsRelease = "kube-prometheus-stack"
+const (
+	// kpsRelease is the kube-prometheus-stack release docs/deploy.md wires the chart into.
+	kpsRelease  = "kube-prometheus-stack"
+	chartDir    = "deploy/helm/lease-exporter"
+	releaseName = "lease-exporter"
+	releaseNS   = "monitoring"
+)
 
 // TestPrometheusOperatorReconcilesChart installs the chart as docs/deploy.md's "Wiring into
 // kube-prometheus-stack" says, next to the Prometheus Operator and the Prometheus object
@@ -30,8 +42,7 @@ const kpsRelease = "kube-prometheus-stack"
 // Prometheus running the operator's configuration. Without a node no Pod runs, so the
 // target's `up` is for the node suite; this proves selection, generation and loading.
 func TestPrometheusOperatorReconcilesChart(t *testing.T) {
-	kubectlPath(t)
-	helm := helmPath(t)
+	helm := tools.Helm(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cp := controlplane.StartForTest(t)
@@ -46,14 +57,18 @@ func TestPrometheusOperatorReconcilesChart(t *testing.T) {
 		checkOperatorMatchesVendoredCRDs(t, stack)
 	})
 
-	root := repoRoot(t)
-	run(t, root, helmEnv(t), helm, "install", releaseName, filepath.Join(root, chartDir),
+	root := tools.RepoRoot(t)
+	cmd := exec.Command(helm, "install", releaseName, filepath.Join(root, chartDir),
 		"--kubeconfig", cp.KubeconfigPath(), "--namespace", releaseNS, "--create-namespace",
 		"--set", "serviceMonitor.enabled=true",
 		"--set", "serviceMonitor.additionalLabels.release="+kpsRelease,
 		"--set", "prometheusRule.enabled=true",
 		"--set", "prometheusRule.additionalLabels.release="+kpsRelease,
 		"--set", "dashboards.enabled=true")
+	cmd.Dir, cmd.Env = root, append(os.Environ(), tools.HelmEnv(t)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("helm install: %v\n%s", err, out)
+	}
 	dyn, err := dynamic.NewForConfig(cp.Config())
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +125,7 @@ func TestPrometheusOperatorReconcilesChart(t *testing.T) {
 // checkOperatorMatchesVendoredCRDs: the deploy tests validate against the vendored CRDs, so
 // they must be the running operator's.
 func checkOperatorMatchesVendoredCRDs(t *testing.T, stack *promoperator.Stack) {
-	crds := filepath.Join(repoRoot(t), "test", "deploy", "testdata", "crds")
+	crds := filepath.Join(tools.RepoRoot(t), "test", "deploy", "testdata", "crds")
 	want, err := os.ReadFile(filepath.Join(crds, "VERSION"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,3 +1,5 @@
+//go:build release
+
 package thanos_test
 
 import (

@@ -1,3 +1,5 @@
+//go:build release
+
 // Package thanos_test proves the mixin's multi-cluster mode on a real distributed query layer:
 // two clusters (each its own API server, election, exporter, and Prometheus with
 // external_labels {cluster: a|b} behind a Thanos sidecar) and Thanos Query over both.
@@ -19,6 +21,7 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/promstack"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
 )
 
 // The rendering under test: multi-cluster mode, with LeaseNoLeader's grace cut so the
@@ -136,7 +139,7 @@ func listQueries(t *testing.T, dashboards, cluster string) []panelQuery {
 	t.Helper()
 	cmd := exec.Command("go", "run", ".", "-list", dashboards, "-cluster", cluster,
 		"-namespace", leaseNS, "-lease", leaseName, "-rate-interval", "1m", "-range", "10m")
-	cmd.Dir = filepath.Join(repoRoot(t), "hack", "dashcheck", "promql")
+	cmd.Dir = filepath.Join(tools.RepoRoot(t), "hack", "dashcheck", "promql")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {

@@ -1,3 +1,5 @@
+//go:build release
+
 package thanos_test
 
 import (
@@ -19,6 +21,7 @@ import (
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/promstack"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
 )
 
 // cluster is one of the fleet's clusters: its own API server with an election and an exporter,
@@ -33,20 +36,11 @@ type cluster struct {
 // The Lease every cluster elects through.
 const leaseNS, leaseName = "default", "ctrl"
 
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 // thanosBin returns the Thanos binary hack/thanos/build.sh built: a no-op once cached, else it
 // waits for the build `make test` runs beside the suites, or builds it.
 func thanosBin(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(repoRoot(t), "hack", "thanos", "build.sh"))
+	cmd := exec.Command(filepath.Join(tools.RepoRoot(t), "hack", "thanos", "build.sh"))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
@@ -60,8 +54,8 @@ func thanosBin(t *testing.T) string {
 // hack/mixin (its own module, hence go run), and returns the rule file and dashboards dir.
 func renderMixin(t *testing.T, dir, override string) (rules, dashboards string) {
 	t.Helper()
-	cmd := exec.Command("go", "run", ".", "-root", repoRoot(t), "-config", override, "-out", dir)
-	cmd.Dir = filepath.Join(repoRoot(t), "hack", "mixin")
+	cmd := exec.Command("go", "run", ".", "-root", tools.RepoRoot(t), "-config", override, "-out", dir)
+	cmd.Dir = filepath.Join(tools.RepoRoot(t), "hack", "mixin")
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("render the mixin: %v\n%s", err, out)
