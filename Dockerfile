@@ -16,6 +16,9 @@
 # --platform linux/amd64,linux/arm64 ... cross-compiles on the build host.
 
 ARG GO_IMAGE=golang:1.26
+# The runtime base. Only a build that cannot pull it (hack/image/build.sh, on machines without
+# a registry) passes a local stand-in here.
+ARG BASE_IMAGE=gcr.io/distroless/static-debian12:nonroot
 
 FROM --platform=$BUILDPLATFORM ${GO_IMAGE} AS builder
 ARG TARGETOS
@@ -39,7 +42,7 @@ RUN --mount=type=cache,target=/go/pkg/mod \
 # distroless static: no shell, no libc, CA certificates and tzdata only; the
 # nonroot variant's user is 65532, repeated numerically below so that
 # Kubernetes' runAsNonRoot can verify it without resolving names.
-FROM gcr.io/distroless/static-debian12:nonroot
+FROM ${BASE_IMAGE}
 ARG VERSION
 ARG REVISION
 # RFC 3339, as the OCI annotation wants (BUILD_DATE is Prometheus' format).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the lease-exporter image from the repository's unmodified Dockerfile with buildah, on
-# local stand-ins for its base images (golang.sh, distroless.sh: nothing is pulled), and
+# local stand-ins for its base images (golang.sh, distroless.sh: nothing is pulled, and each is
+# passed by its own local name through the Dockerfile's GO_IMAGE and BASE_IMAGE), and
 # writes it as a docker-archive that `ctr -n k8s.io images import` and `docker load` accept.
 #
 # Usage: hack/image/build.sh
@@ -39,17 +40,17 @@ ref="ghcr.io/lease-exporter/lease-exporter:v$version"
 archive="$image_cache/lease-exporter-v$version.tar"
 
 go_image="$("$here/golang.sh" | tail -1)"
-"$here/distroless.sh" >/dev/null
+base_image="$("$here/distroless.sh" | tail -1)"
 
 lock
 old="$(image_id "$ref" 2>/dev/null || true)"
-log "building $ref from $root/Dockerfile (GO_IMAGE=$go_image)"
+log "building $ref from $root/Dockerfile (GO_IMAGE=$go_image BASE_IMAGE=$base_image)"
 start=$(date +%s)
 # --pull=never: the bases are the local stand-ins. --network host: the builder stage's
 # `go mod download` reaches the module proxy as the host does. The Dockerfile's cache mounts
 # keep the module and build caches in buildah's storage between builds.
 buildah bud --pull=never --network host --layers=false \
-	--build-arg GO_IMAGE="$go_image" \
+	--build-arg GO_IMAGE="$go_image" --build-arg BASE_IMAGE="$base_image" \
 	--build-arg VERSION="$version" --build-arg REVISION="$revision" --build-arg BRANCH="$branch" \
 	--build-arg BUILD_DATE="$build_date" --build-arg CREATED="$created" \
 	--tag "$ref" --file "$root/Dockerfile" "$root" >&2

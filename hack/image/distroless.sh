@@ -1,22 +1,32 @@
 #!/usr/bin/env bash
 # Builds the stand-in for the Dockerfile's runtime base, gcr.io/distroless/static-debian12:nonroot,
-# which cannot be pulled here, and commits it under that name so the unmodified Dockerfile
-# finds it with --pull=never. Like distroless static: from scratch, no shell, no libc, no
-# package manager; /etc/passwd and /etc/group with root, nobody and nonroot (65532), a home
-# and /tmp, CA certificates (the host's bundle) and Debian's tzdata (from debian.sh's root),
-# and distroless' config: user 65532, workdir /home/nonroot, PATH and SSL_CERT_FILE.
+# which cannot be pulled here, and commits it under a local name of its own, which build.sh
+# passes as the Dockerfile's BASE_IMAGE. Never under the real image's name: a later build on
+# this machine that can pull would otherwise find the stand-in in place of distroless.
+# Like distroless static: from scratch, no shell, no libc, no package manager; /etc/passwd
+# and /etc/group with root, nobody and nonroot (65532), a home and /tmp, CA certificates
+# (the host's bundle) and Debian's tzdata (from debian.sh's root), and distroless' config:
+# user 65532, workdir /home/nonroot, PATH and SSL_CERT_FILE.
 # Reused while its key holds; prints the image's name.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$here/lib.sh"
 need buildah
 
-name="gcr.io/distroless/static-debian12:nonroot"
+name="localhost/lease-exporter/distroless-static:nonroot"
+# Earlier versions of this script committed the stand-in as the real image: remove that one, if it is ours
+# (its key is recorded), so that it can shadow distroless no more.
+legacy="gcr.io/distroless/static-debian12:nonroot"
 debian="$("$here/debian.sh" | tail -1)"
 ca="$(host_ca_bundle)"
 key="recipe=$STANDIN_RECIPE base=$(image_id "$debian") ca=$(sha256sum <"$ca" | cut -c1-16)"
 
 lock
+if [[ -f "$(key_file "$legacy")" ]]; then
+	log "removing the stand-in an older version of this script committed as $legacy"
+	buildah rmi "$legacy" >/dev/null 2>&1 || true
+	rm -f "$(key_file "$legacy")"
+fi
 if standin_current "$name" "$key"; then
 	log "reusing $name (stand-in)"
 	echo "$name"

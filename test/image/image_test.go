@@ -1,3 +1,5 @@
+//go:build release
+
 package image_test
 
 import (
@@ -96,6 +98,31 @@ func TestLabels(t *testing.T) {
 		// io.buildah.version is buildah's own note of the builder, as docker adds none.
 		if _, ok := want[k]; !ok && k != "io.buildah.version" {
 			t.Errorf("unexpected label %s=%q (inherited from a base image?)", k, got[k])
+		}
+	}
+}
+
+// TestStandInsKeepLocalNames: the stand-ins for the Dockerfile's bases live in buildah's
+// storage under local names, passed as build arguments. Under the real names (the Dockerfile's
+// defaults) a later build on this machine that can pull would find them instead of golang and
+// distroless.
+func TestStandInsKeepLocalNames(t *testing.T) {
+	mustImage(t)
+	names := strings.Fields(buildah(t, "images", "--format", "{{.Name}}:{{.Tag}}"))
+	for _, real := range []string{"gcr.io/distroless/static-debian12:nonroot", "docker.io/library/golang:1.26", "golang:1.26"} {
+		for _, n := range names {
+			if n == real {
+				t.Errorf("buildah's storage holds an image named %s, the Dockerfile's default base: a stand-in must keep its local name (hack/image/README.md)", real)
+			}
+		}
+	}
+	for _, standIn := range []string{"localhost/lease-exporter/distroless-static:nonroot"} {
+		found := false
+		for _, n := range names {
+			found = found || n == standIn
+		}
+		if !found {
+			t.Errorf("no stand-in %s in buildah's storage (images: %v)", standIn, names)
 		}
 	}
 }
