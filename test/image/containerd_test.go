@@ -41,7 +41,9 @@ func TestContainerdImports(t *testing.T) {
 }
 
 // startContainerd runs containerd without its CRI plugin, everything under a temp dir, until
-// the test ends, and returns its socket. It fails, not skips, without containerd.
+// the test ends, and returns its socket. It fails, not skips, without containerd. Every path
+// containerd writes is set, its opt plugin's too (by default /opt/containerd, in the host's
+// tree), and the test fails if any default path appeared on the host meanwhile.
 func startContainerd(t *testing.T) string {
 	t.Helper()
 	for _, c := range []string{"containerd", "ctr"} {
@@ -59,7 +61,16 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
   address = %q
 [ttrpc]
   address = %q
-`, filepath.Join(dir, "root"), filepath.Join(dir, "state"), sock, sock+".ttrpc")
+[plugins."io.containerd.internal.v1.opt"]
+  path = %q
+`, filepath.Join(dir, "root"), filepath.Join(dir, "state"), sock, sock+".ttrpc", filepath.Join(dir, "opt"))
+	// containerd's default paths: none may appear because of this containerd.
+	hostPaths := []string{"/opt/containerd", "/var/lib/containerd", "/run/containerd"}
+	existed := map[string]bool{}
+	for _, p := range hostPaths {
+		_, err := os.Stat(p)
+		existed[p] = err == nil
+	}
 	cfg := filepath.Join(dir, "config.toml")
 	if err := os.WriteFile(cfg, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
@@ -88,6 +99,11 @@ disabled_plugins = ["io.containerd.grpc.v1.cri"]
 		logf.Close()
 		if m, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(m), dir) {
 			t.Errorf("containerd left mounts under %s", dir)
+		}
+		for _, p := range hostPaths {
+			if _, err := os.Stat(p); err == nil && !existed[p] {
+				t.Errorf("containerd created %s on the host: everything it writes belongs under %s", p, dir)
+			}
 		}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
