@@ -29,6 +29,8 @@ const kpsRelease = "kube-prometheus-stack"
 // scaled to 0, and LeaseNoLeader (the shipped rule, `for: 2m`) reaches Alertmanager with the
 // labels its runbook names.
 func testKubePrometheusStack(t *testing.T, c *cluster, img image) {
+	// The build first: the test's own bound starts once it is done.
+	opDir := promoperator.BuildForTest(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	am, err := promstack.StartAlertmanager(ctx, t.TempDir(), promstack.AlertmanagerOptions{})
@@ -37,7 +39,7 @@ func testKubePrometheusStack(t *testing.T, c *cluster, img image) {
 	}
 	t.Cleanup(am.Stop)
 	stack := promoperator.StartForTest(t, c.n.ControlPlane(), promoperator.Options{
-		Release: kpsRelease, AlertmanagerURL: am.URL, EvaluationInterval: "10s"})
+		Release: kpsRelease, AlertmanagerURL: am.URL, EvaluationInterval: "10s", OperatorDir: opDir})
 	c.run(t, tools.Helm(t), "install", "lease-exporter", "deploy/helm/lease-exporter",
 		"--namespace", releaseNS, "--create-namespace", "--wait", "--timeout", "4m",
 		"--set", "image.repository="+img.repository, "--set", "image.tag="+img.tag,

@@ -43,6 +43,8 @@ const (
 // target's `up` is for the node suite; this proves selection, generation and loading.
 func TestPrometheusOperatorReconcilesChart(t *testing.T) {
 	helm := tools.Helm(t)
+	// The build first: the test's own bound starts once it is done.
+	opDir := promoperator.BuildForTest(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cp := controlplane.StartForTest(t)
@@ -51,7 +53,7 @@ func TestPrometheusOperatorReconcilesChart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(am.Stop)
-	stack := promoperator.StartForTest(t, cp, promoperator.Options{Release: kpsRelease, AlertmanagerURL: am.URL})
+	stack := promoperator.StartForTest(t, cp, promoperator.Options{Release: kpsRelease, AlertmanagerURL: am.URL, OperatorDir: opDir})
 
 	t.Run("operator is the vendored CRDs' release", func(t *testing.T) {
 		checkOperatorMatchesVendoredCRDs(t, stack)

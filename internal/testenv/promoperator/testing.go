@@ -8,20 +8,27 @@ import (
 	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
 )
 
+// BuildForTest returns the operator's build directory (Options.OperatorDir), waiting for the
+// build without a bound: under `make test-release` it runs beside the suites at the lowest CPU
+// priority and may still be compiling, which only the test binary's -timeout should limit.
+// Call it before starting a test's own timers. A failed build fails the test, never skips it.
+func BuildForTest(t testing.TB) string {
+	t.Helper()
+	dir, err := operatorDir(context.Background(), "")
+	if err != nil {
+		t.Fatalf("build prometheus-operator stack: %v", err)
+	}
+	return dir
+}
+
 // StartForTest starts the stack for t and stops it in t.Cleanup (before cp, which was started
 // earlier); when t failed, it first prints the operator's and Prometheus's logs. Anything
-// missing (the operator or Prometheus build) fails the test, never skips it.
+// missing (the operator or Prometheus build) fails the test, never skips it. Without
+// o.OperatorDir it builds first (BuildForTest), outside the start-up's bound.
 func StartForTest(t testing.TB, cp *controlplane.ControlPlane, o Options) *Stack {
 	t.Helper()
-	// The build comes first and without the start-up's bound: under `make test` it runs beside
-	// the suites at the lowest CPU priority and may still be compiling, which only the test
-	// binary's -timeout should limit.
 	if o.OperatorDir == "" {
-		dir, err := operatorDir(context.Background(), "")
-		if err != nil {
-			t.Fatalf("build prometheus-operator stack: %v", err)
-		}
-		o.OperatorDir = dir
+		o.OperatorDir = BuildForTest(t)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
