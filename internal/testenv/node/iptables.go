@@ -2,6 +2,7 @@ package node
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os/exec"
 	"slices"
@@ -9,9 +10,10 @@ import (
 )
 
 // kubeChainPrefix names every chain kube-proxy and the kubelet create (KUBE-SERVICES,
-// KUBE-SVC-..., KUBE-KUBELET-CANARY, ...). Cleanup only runs on a host where a node of this
-// package ran (Workdir exists), and Start refuses a host that already had such chains, so
-// every chain with this prefix is the node's.
+// KUBE-SVC-..., KUBE-KUBELET-CANARY, ...), and nothing else on a host names chains so. Cleanup
+// only runs on a host where a node of this package ran (Workdir exists), Start refuses a host
+// that already had such chains, and the node lock keeps a second node out until Cleanup has
+// finished, so every chain with this prefix is this node's.
 const kubeChainPrefix = "KUBE-"
 
 var iptablesTables = []string{"filter", "nat", "mangle", "raw"}
@@ -120,8 +122,15 @@ func nftTables() ([]string, error) {
 	return tables, nil
 }
 
-// removeNewTables deletes the tables that did not exist before the node (once the KUBE-*
-// chains are gone they hold only empty built-in chains).
+// iptablesNFTTables are the tables iptables-nft creates on first use, in families ip and ip6:
+// the only ones the node's components (the kubelet and kube-proxy in iptables mode) make.
+var iptablesNFTTables = []string{"filter", "nat", "mangle", "raw", "security"}
+
+// removeNewTables deletes the tables the node made: those that did not exist before it
+// (existed), are tables iptables-nft makes, and hold nothing once the KUBE-* chains are gone
+// but empty built-in chains. A table that appeared meanwhile with anything else in it, or under
+// another name, was made by something other than the node (a container runtime's, a firewall's)
+// and is left as it is, with a line saying so.
 func removeNewTables(existed []string, logf func(string, ...any)) error {
 	tables, err := nftTables()
 	if err != nil {
@@ -131,10 +140,59 @@ func removeNewTables(existed []string, logf func(string, ...any)) error {
 		if slices.Contains(existed, t) {
 			continue
 		}
+		family, name, _ := strings.Cut(t, " ")
+		if (family != "ip" && family != "ip6") || !slices.Contains(iptablesNFTTables, name) {
+			logf("node cleanup: leaving nftables table %s: iptables-nft makes no table of that name, so the node did not", t)
+			continue
+		}
+		out, err := exec.Command("nft", "-j", "list", "table", family, name).Output()
+		if err != nil {
+			return fmt.Errorf("nft -j list table %s: %w", t, err)
+		}
+		what, err := tableContent(out)
+		if err != nil {
+			return fmt.Errorf("nft -j list table %s: %w", t, err)
+		}
+		if what != "" {
+			logf("node cleanup: leaving nftables table %s: it holds %s, which the node did not make", t, what)
+			continue
+		}
 		logf("node cleanup: deleting nftables table %s", t)
-		if err := run("nft", append([]string{"delete", "table"}, strings.Fields(t)...)...); err != nil {
+		if err := run("nft", "delete", "table", family, name); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// tableContent reads `nft -j list table` and names what the table holds besides built-in
+// chains without rules ("" for nothing): a rule, a regular chain, a set or any other object.
+func tableContent(listing []byte) (string, error) {
+	var doc struct {
+		Nftables []map[string]json.RawMessage `json:"nftables"`
+	}
+	if err := json.Unmarshal(listing, &doc); err != nil {
+		return "", err
+	}
+	for _, obj := range doc.Nftables {
+		for kind, raw := range obj {
+			switch kind {
+			case "metainfo", "table":
+			case "chain":
+				var c struct {
+					Name string `json:"name"`
+					Hook string `json:"hook"`
+				}
+				if err := json.Unmarshal(raw, &c); err != nil {
+					return "", err
+				}
+				if c.Hook == "" {
+					return "chain " + c.Name, nil
+				}
+			default:
+				return "a " + kind, nil
+			}
+		}
+	}
+	return "", nil
 }
