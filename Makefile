@@ -61,7 +61,8 @@ vuln-selftest: ## Check the vulnerability scan's wiring offline (hack/govulnchec
 	cd hack/tools/vuln && GOWORK=off $(GO) test -count=1 ./mkvulndb/
 
 unit: ## Run only the fast unit tests (no control plane).
-	$(GO) test -race -short ./informer/... ./collector/... ./statuspage/... ./cmd/... ./alerts/... ./hack/lockkinds/
+	$(GO) test -race -short ./informer/... ./collector/... ./exposition/... ./statuspage/... ./cmd/... ./alerts/... ./hack/lockkinds/
+	cd hack/mixin && GOWORK=off $(GO) test -short ./...
 
 lint: ## gofmt, go vet and go mod tidy must be clean.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
