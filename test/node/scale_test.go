@@ -17,9 +17,11 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/node"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
@@ -28,10 +30,10 @@ import (
 // scaleLeases is the count the chart's defaults must survive (docs/deploy.md, Sizing).
 const scaleLeases = 100_000
 
-// churnDuration is how long Leases are renewed at churnRate. `make node-scale` sets the
-// issue's 10 minutes; `make test` runs 2, to keep a cold CI run under its budget (the
-// memory peak is the initial list and the re-list after the API server restart, both in
-// either run; the churn only has to show that steady state holds).
+// churnDuration is how long Leases are renewed at churnRate. `make node-scale` sets 10
+// minutes (docs/deploy.md's sizing run); `make test-release` runs 2 (the memory peak is the
+// initial list and the re-list after the API server restart, both in either run; the churn
+// only has to show that steady state holds).
 func churnDuration(t *testing.T) time.Duration {
 	if s := os.Getenv("LEASE_EXPORTER_NODE_CHURN"); s != "" {
 		d, err := time.ParseDuration(s)
@@ -43,15 +45,24 @@ func churnDuration(t *testing.T) time.Duration {
 	return 2 * time.Minute
 }
 
-const churnRate = 1000 // renewals per second, as in docs/benchmarks.md
+// churnRate is the rate aimed at (renewals per second, as in docs/benchmarks.md); the test
+// logs the rate reached, which the API server beside two exporters on the test machine limits,
+// and docs/deploy.md gives that.
+const churnRate = 1000
+
+// peakShare is the margin docs/deploy.md states: each Pod's peak memory stays under this share
+// of the chart's limit.
+const peakShare = 0.5
 
 // churnWorkers renew in parallel: each Update waits for etcd, so fewer cannot reach the rate.
 const churnWorkers = 96
 
 // TestChartDefaultsSurvive100kLeases creates 100k Leases (nine in ten node heartbeats, as in
 // a large cluster), then installs the chart with its default resources and GOMEMLIMIT, so
-// each Pod's initial sync lists all of them, restarts the API server, renews Leases at 1,000/s, and requires that no exporter Pod was
-// OOM-killed or restarted. It reports each Pod's peak memory and CPU for the sizing table.
+// each Pod's initial sync lists all of them, restarts the API server and renews Leases. It
+// asserts docs/deploy.md's sizing claims: no exporter Pod OOM-killed or restarted, each Pod's
+// peak memory under peakShare of the chart's limit, and every renewal seen by each Pod. It
+// logs each Pod's memory, CPU and scrape for the sizing table.
 func TestChartDefaultsSurvive100kLeases(t *testing.T) {
 	img := exporterImage(t)
 	n := node.StartForTest(t, node.Options{Images: []string{img.archive}})
@@ -74,9 +85,10 @@ func TestChartDefaultsSurvive100kLeases(t *testing.T) {
 		"--set", "image.repository="+img.repository, "--set", "image.tag="+img.tag,
 		"--set", "image.pullPolicy=Never")
 	pods := c.readyPods(t, releaseNS, selector, 2, 3*time.Minute)
+	limit := chartMemoryLimit(t)
 
 	waitExported(t, pods, scaleLeases, 5*time.Minute)
-	report(t, "after the initial sync", pods)
+	report(t, "after the initial sync", pods, limit)
 
 	// A kill after the SIGTERM grace stops it too (testsuite.StopAPIServer does the same).
 	if err := n.ControlPlane().StopAPIServer(); err != nil && !strings.Contains(err.Error(), "was killed") {
@@ -88,23 +100,26 @@ func TestChartDefaultsSurvive100kLeases(t *testing.T) {
 	}
 	// The cache keeps its counts through the outage; what shows recovery is the watch.
 	waitWatching(t, bulk, pods, time.Now(), 5*time.Minute)
-	report(t, "after the API server restart", pods)
+	report(t, "after the API server restart", pods, limit)
 
 	cpuBefore, eventsBefore := podCPU(t, pods), modifiedEvents(t, pods)
 	d := churnDuration(t)
 	renewed := churn(t, bulk, leases, d)
 	time.Sleep(5 * time.Second) // the last renewals' events
 	cpuAfter, eventsAfter := podCPU(t, pods), modifiedEvents(t, pods)
+	t.Logf("churn: %d renewals in %s, %.0f/s reached (%d/s aimed at)", renewed, d, float64(renewed)/d.Seconds(), churnRate)
 	for i, p := range pods {
 		seen := eventsAfter[i] - eventsBefore[i]
-		t.Logf("Pod %s: %.1f ms CPU per second of churn; saw %d of %d renewals (%.0f/s) in %s",
-			p.Name, (cpuAfter[i]-cpuBefore[i])*1000/d.Seconds(), seen, renewed, float64(renewed)/d.Seconds(), d)
-		// Every exporter must still be watching after the API server restart.
-		if seen < renewed*9/10 {
-			t.Errorf("Pod %s saw %d modified events for %d renewals: its watch is not current", p.Name, seen, renewed)
+		t.Logf("Pod %s: %.1f ms CPU per second of churn; saw %d modified events for %d renewals",
+			p.Name, (cpuAfter[i]-cpuBefore[i])*1000/d.Seconds(), seen, renewed)
+		// Every renewal reaches every exporter (docs/deploy.md). The cluster's own Leases (the
+		// node's heartbeat, the scheduler's and controller-manager's, the API server's
+		// identity) are renewed meanwhile too, so a current watch sees at least as many.
+		if seen < renewed {
+			t.Errorf("Pod %s saw %d modified events for %d renewals: it missed some", p.Name, seen, renewed)
 		}
 	}
-	report(t, "after the churn", pods)
+	report(t, "after the churn", pods, limit)
 	if t.Failed() { // through the API server and the kubelet, as a user reads them
 		for _, p := range pods {
 			t.Logf("logs of %s:\n%s", p.Name, c.kubectl(t, "logs", "-n", releaseNS, p.Name, "--tail=30"))
@@ -118,6 +133,41 @@ func TestChartDefaultsSurvive100kLeases(t *testing.T) {
 			}
 		}
 	}
+	for _, p := range pods {
+		m := podMemory(t, p)
+		if m.oomKills != 0 {
+			t.Errorf("Pod %s: the kernel OOM-killed %d processes in its cgroup", p.Name, m.oomKills)
+		}
+		if m.limit != limit {
+			t.Errorf("Pod %s: memory limit %d MiB, want the chart's %d MiB", p.Name, m.limit>>20, limit>>20)
+		}
+		if float64(m.peak) >= peakShare*float64(limit) {
+			t.Errorf("Pod %s: peak memory %d MiB, want under %.0f%% of the chart's limit (%d MiB), as docs/deploy.md states",
+				p.Name, m.peak>>20, peakShare*100, limit>>20)
+		}
+	}
+}
+
+// chartMemoryLimit is the chart's default resources.limits.memory, in bytes.
+func chartMemoryLimit(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(tools.RepoRoot(t), "deploy/helm/lease-exporter/values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var values struct {
+		Resources struct {
+			Limits struct{ Memory string }
+		}
+	}
+	if err := yaml.Unmarshal(b, &values); err != nil {
+		t.Fatal(err)
+	}
+	q, err := resource.ParseQuantity(values.Resources.Limits.Memory)
+	if err != nil {
+		t.Fatalf("the chart's resources.limits.memory %q: %v", values.Resources.Limits.Memory, err)
+	}
+	return q.Value()
 }
 
 func createLeases(t *testing.T, c kubernetes.Interface, count int) []*coordinationv1.Lease {
@@ -263,16 +313,44 @@ func podCPU(t *testing.T, pods []corev1.Pod) []float64 {
 	return out
 }
 
-// report logs each Pod's memory now and at its peak (the cgroup's own accounting, which is
-// what the OOM killer compares with the limit) and a scrape's duration and size.
-func report(t *testing.T, when string, pods []corev1.Pod) {
+// memory is a Pod's memory as its cgroup accounts it: what the OOM killer compares with the
+// limit.
+type memory struct {
+	now, peak, limit, oomKills int64
+}
+
+func podMemory(t *testing.T, p corev1.Pod) memory {
+	t.Helper()
+	dir := podCgroup(t, "memory", p)
+	m := memory{
+		now:   readInt(t, filepath.Join(dir, "memory.usage_in_bytes")),
+		peak:  readInt(t, filepath.Join(dir, "memory.max_usage_in_bytes")),
+		limit: readInt(t, filepath.Join(dir, "memory.limit_in_bytes")),
+	}
+	oom, err := os.ReadFile(filepath.Join(dir, "memory.oom_control"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, l := range strings.Split(string(oom), "\n") {
+		if f := strings.Fields(l); len(f) == 2 && f[0] == "oom_kill" {
+			m.oomKills, err = strconv.ParseInt(f[1], 10, 64)
+			found = err == nil
+		}
+	}
+	if !found {
+		t.Fatalf("no oom_kill count in %s:\n%s", filepath.Join(dir, "memory.oom_control"), oom)
+	}
+	return m
+}
+
+// report logs each Pod's memory now and at its peak, and a scrape's duration and size.
+func report(t *testing.T, when string, pods []corev1.Pod, limit int64) {
 	for _, p := range pods {
-		mem := podCgroup(t, "memory", p)
+		m := podMemory(t, p)
 		n, took, size := exportedLocks(p.Status.PodIP)
-		t.Logf("%s, Pod %s: memory %d MiB, peak %d MiB (limit %d MiB); scrape %s, %d KiB, %d locks",
-			when, p.Name, readInt(t, filepath.Join(mem, "memory.usage_in_bytes"))>>20,
-			readInt(t, filepath.Join(mem, "memory.max_usage_in_bytes"))>>20,
-			readInt(t, filepath.Join(mem, "memory.limit_in_bytes"))>>20, took.Round(time.Millisecond), size>>10, n)
+		t.Logf("%s, Pod %s: memory %d MiB, peak %d MiB (limit %d MiB, chart's %d MiB); scrape %s, %d KiB, %d locks",
+			when, p.Name, m.now>>20, m.peak>>20, m.limit>>20, limit>>20, took.Round(time.Millisecond), size>>10, n)
 	}
 }
 
