@@ -18,8 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
 )
 
@@ -27,9 +27,8 @@ import (
 // Deployments, the exporter runs here as a process with the Deployment's args and its
 // ServiceAccount's token).
 type apiEnv struct {
-	cp     *controlplane.ControlPlane
+	suite  *testsuite.Suite
 	client kubernetes.Interface
-	bin    string
 }
 
 // kubectl runs kubectl as cluster admin and returns stdout and stderr.
@@ -46,7 +45,7 @@ func (e *apiEnv) kubectlErr(t *testing.T, args ...string) (string, string, error
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	full := append([]string{"--kubeconfig=" + e.cp.KubeconfigPath()}, args...)
+	full := append([]string{"--kubeconfig=" + e.suite.CP.KubeconfigPath()}, args...)
 	return runCapture(ctx, tools.Kubectl(t), full...)
 }
 
@@ -57,30 +56,12 @@ func (e *apiEnv) kubectlErr(t *testing.T, args ...string) (string, string, error
 func TestAgainstAPIServer(t *testing.T) {
 	tools.Kubectl(t) // fail early and clearly without KUBEBUILDER_ASSETS
 	tools.Helm(t)
+	// The release build overlaps the control plane's start-up.
+	suite := testsuite.StartForTest(t, testsuite.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-
-	// The build (about a minute cold) overlaps the control plane's start-up.
-	type built struct {
-		bin string
-		err error
-	}
-	buildc := make(chan built, 1)
-	binDir := t.TempDir()
-	go func() {
-		bin, err := exporterproc.Build(ctx, binDir)
-		buildc <- built{bin, err}
-	}()
-	cp := controlplane.StartForTest(t)
-	client, err := kubernetes.NewForConfig(cp.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := <-buildc
-	if b.err != nil {
-		t.Fatal(b.err)
-	}
-	e := &apiEnv{cp: cp, client: client, bin: b.bin}
+	client := suite.Client
+	e := &apiEnv{suite: suite, client: client}
 
 	// The exporter's namespace enforces (and warns about) Pod Security "restricted".
 	createNamespace(ctx, t, client, kustomizeNS, map[string]string{
@@ -227,12 +208,12 @@ func TestAgainstAPIServer(t *testing.T) {
 		createNamespace(ctx, t, client, ns, map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
 		root := tools.RepoRoot(t)
 		out := run(t, root, tools.HelmEnv(t), tools.Helm(t), "install", release, filepath.Join(root, chartDir),
-			"--kubeconfig", cp.KubeconfigPath(), "--namespace", ns,
+			"--kubeconfig", suite.CP.KubeconfigPath(), "--namespace", ns,
 			"--set-json", `watch.namespaces=["kube-system","kube-node-lease"]`)
 		if !strings.Contains(string(out), "It watches the Leases of: kube-system, kube-node-lease") {
 			t.Errorf("helm install NOTES do not describe the namespaced install:\n%s", out)
 		}
-		manifest := run(t, root, tools.HelmEnv(t), tools.Helm(t), "get", "manifest", release, "--kubeconfig", cp.KubeconfigPath(), "--namespace", ns)
+		manifest := run(t, root, tools.HelmEnv(t), tools.Helm(t), "get", "manifest", release, "--kubeconfig", suite.CP.KubeconfigPath(), "--namespace", ns)
 		objs := decodeObjects(t, manifest)
 		dep := deploymentOf(t, objs)
 		name := dep.get("spec", "template", "spec", "serviceAccountName").(string)
@@ -266,7 +247,7 @@ func TestAgainstAPIServer(t *testing.T) {
 		// still only in the watched namespaces.
 		t.Run("upgrade with locks.configMaps grants configmaps in the watched namespaces only", func(t *testing.T) {
 			run(t, root, tools.HelmEnv(t), tools.Helm(t), "upgrade", release, filepath.Join(root, chartDir),
-				"--kubeconfig", cp.KubeconfigPath(), "--namespace", ns,
+				"--kubeconfig", suite.CP.KubeconfigPath(), "--namespace", ns,
 				"--set-json", `watch.namespaces=["kube-system","kube-node-lease"]`, "--set", "locks.configMaps=true")
 			withCM := []string{"configmaps [] [] [list watch]", "leasecandidates.coordination.k8s.io [] [] [list watch]", "leases.coordination.k8s.io [] [] [list watch]"}
 			for ns2, want := range map[string][]string{"kube-system": withCM, "kube-node-lease": withCM, "default": nil, ns: nil} {
@@ -356,7 +337,7 @@ func (e *apiEnv) runExporter(ctx context.Context, t *testing.T, ns, sa string, d
 	if err != nil {
 		t.Fatalf("TokenRequest for %s/%s: %v", ns, sa, err)
 	}
-	kubeconfig, err := e.cp.KubeconfigForToken(tok.Status.Token)
+	kubeconfig, err := e.suite.CP.KubeconfigForToken(tok.Status.Token)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,18 +347,7 @@ func (e *apiEnv) runExporter(ctx context.Context, t *testing.T, ns, sa string, d
 			args = append(args, a)
 		}
 	}
-	exp, err := exporterproc.Start(ctx, e.bin, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("exporter log:\n%s", exp.Logs())
-		}
-		if err := exp.Stop(); err != nil {
-			t.Errorf("stop exporter: %v", err)
-		}
-	})
+	exp := e.suite.StartExporter(t, e.suite.Bin, args...)
 	if err := exp.WaitReady(ctx, 60*time.Second); err != nil {
 		t.Fatalf("exporter with args %v not ready: %v", args, err)
 	}

@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/promstack"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
 )
@@ -32,12 +31,8 @@ func TestFleetThroughThanosQuery(t *testing.T) {
 	thanos := thanosBin(t)
 	dir := t.TempDir()
 	rules, dashboards := renderMixin(t, dir, override)
-	exporterBin, err := exporterproc.Build(t.Context(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := startCluster(t, "a", exporterBin, thanos, rules)
-	b := startCluster(t, "b", exporterBin, thanos, rules)
+	a := startCluster(t, "a", "", thanos, rules)
+	b := startCluster(t, "b", a.bin, thanos, rules)
 	_, query := startThanos(t, thanos, "query", dir, "query", "--endpoint="+a.sidecar, "--endpoint="+b.sidecar)
 	q := func(expr string) []sample { return mustQuery(t, query, expr) }
 

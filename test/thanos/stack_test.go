@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
-
 	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
@@ -31,6 +29,7 @@ type cluster struct {
 	pool    *election.Pool
 	prom    *promstack.Process
 	sidecar string // the sidecar's gRPC address, a Thanos Query endpoint
+	bin     string // the exporter's release build
 }
 
 // The Lease every cluster elects through.
@@ -63,27 +62,20 @@ func renderMixin(t *testing.T, dir, override string) (rules, dashboards string) 
 	return filepath.Join(dir, "prometheus_alerts.yaml"), filepath.Join(dir, "dashboards_out")
 }
 
-// startCluster brings one cluster up, torn down in t.Cleanup.
+// startCluster brings one cluster up, torn down in t.Cleanup. exporterBin is a release build
+// to reuse; empty, the cluster builds one (cluster.bin).
 func startCluster(t *testing.T, name, exporterBin, thanos, rules string) *cluster {
 	t.Helper()
 	ctx := context.Background()
-	cp := controlplane.StartForTest(t)
-	client, err := kubernetes.NewForConfig(cp.Config())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &cluster{name: name}
+	s := testsuite.StartForTest(t, testsuite.Options{Bin: exporterBin})
+	c := &cluster{name: name, bin: s.Bin}
+	var err error
 	// Two candidates with short timings: the one leading can be stopped for a failover.
-	if c.pool, err = election.StartPool(ctx, client, leaseNS, leaseName, name+"-ctrl", 2, election.Fast, true); err != nil {
+	if c.pool, err = election.StartPool(ctx, s.Client, leaseNS, leaseName, name+"-ctrl", 2, election.Fast, true); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.pool.StopAll)
-
-	exp, err := exporterproc.Start(ctx, exporterBin, "--kubeconfig="+cp.KubeconfigPath())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = exp.Stop() })
+	exp := s.StartReady(t, s.Bin)
 
 	dir := t.TempDir()
 	c.prom, err = promstack.StartPrometheus(ctx, dir, promstack.PrometheusOptions{

@@ -24,6 +24,9 @@ type Options struct {
 	ControlPlane controlplane.Options
 	// RaceBuild also builds the command with the race detector, into Suite.RaceBin.
 	RaceBuild bool
+	// Bin is a release build to use instead of building one: a test with several control
+	// planes (test/thanos' clusters) builds once.
+	Bin string
 	// Timeout bounds the builds and the control plane's start-up. Defaults to 8 minutes: a
 	// cold -race build on a busy 2-core machine takes several.
 	Timeout time.Duration
@@ -59,8 +62,11 @@ func Start(dir string, opts Options) (_ *Suite, err error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opts.Timeout)
 	defer cancel()
-	s := &Suite{Dir: dir}
-	builds := []func() error{func() (err error) { s.Bin, err = exporterproc.Build(ctx, dir); return err }}
+	s := &Suite{Dir: dir, Bin: opts.Bin}
+	var builds []func() error
+	if s.Bin == "" {
+		builds = append(builds, func() (err error) { s.Bin, err = exporterproc.Build(ctx, dir); return err })
+	}
 	if opts.RaceBuild {
 		builds = append(builds, func() (err error) { s.RaceBin, err = exporterproc.BuildRace(ctx, dir); return err })
 	}
@@ -102,6 +108,23 @@ func Start(dir string, opts Options) (_ *Suite, err error) {
 		return nil, fmt.Errorf("admin client: %w", err)
 	}
 	return s, nil
+}
+
+// StartForTest is Start for a single test, in a directory of its own: a test that needs a
+// control plane of its own (test/deploy's) or several (test/thanos' clusters). Teardown runs
+// in t.Cleanup, told whether t failed; a failed start fails t, never skips it.
+func StartForTest(t testing.TB, opts Options) *Suite {
+	t.Helper()
+	s, err := Start(t.TempDir(), opts)
+	if err != nil {
+		t.Fatalf("start the control plane and the exporter build: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Teardown(t.Failed()); err != nil {
+			t.Errorf("teardown: %v", err)
+		}
+	})
+	return s
 }
 
 // Teardown stops the shared exporters and the control plane, after printing their logs if a
