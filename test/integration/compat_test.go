@@ -11,7 +11,7 @@ import (
 
 // docs/compatibility.md is a tested claim: its table lists exactly the Kubernetes versions
 // pinned in hack/kube-binaries, each with the pinned etcd; `make test` runs the integration
-// suite on every one of them; and this run is on one of them, with that etcd.
+// suite on 1.36 and `make test-release` on the others; and this run is on one of them, with that etcd.
 func TestCompatibilityTable(t *testing.T) {
 	doc := read(t, "../../docs/compatibility.md")
 	rows := regexp.MustCompile(`(?m)^\| (\d+\.\d+\.\d+) \| (\d+\.\d+\.\d+) \|`).FindAllStringSubmatch(doc, -1)

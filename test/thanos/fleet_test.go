@@ -4,8 +4,8 @@
 // two clusters (each its own API server, election, exporter, and Prometheus with
 // external_labels {cluster: a|b} behind a Thanos sidecar) and Thanos Query over both.
 //
-// Thanos (query and sidecar) is v0.42.0, built by hack/thanos/build.sh, which `make test` runs
-// beside the suites (docs/mixin.md, "Proven on Thanos").
+// Thanos (query and sidecar) is v0.42.0, built by hack/thanos/build.sh, which `make test-release`
+// runs beside the suites (docs/mixin.md, "Proven on Thanos").
 package thanos_test
 
 import (

@@ -36,7 +36,7 @@ type cluster struct {
 const leaseNS, leaseName = "default", "ctrl"
 
 // thanosBin returns the Thanos binary hack/thanos/build.sh built: a no-op once cached, else it
-// waits for the build `make test` runs beside the suites, or builds it.
+// waits for the build `make test-release` runs beside the suites, or builds it.
 func thanosBin(t *testing.T) string {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(tools.RepoRoot(t), "hack", "thanos", "build.sh"))

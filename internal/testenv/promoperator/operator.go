@@ -12,7 +12,7 @@ import (
 	"github.com/lease-exporter/lease-exporter/internal/testenv/promstack"
 )
 
-// buildScript builds (or, warm, finds) the operator, its CRDs and Prometheus; `make test` runs
+// buildScript builds (or, warm, finds) the operator, its CRDs and Prometheus; `make test-release` runs
 // it beside the suites too.
 const buildScript = "hack/prometheus-operator/build.sh"
 
