@@ -17,7 +17,7 @@ need() {
 	local c
 	for c in "$@"; do
 		command -v "$c" >/dev/null || {
-			log "$c not found: run hack/deps.sh (it installs buildah, runc and debootstrap)"
+			log "$c not found: run hack/deps.sh release (it installs buildah, runc and debootstrap)"
 			exit 2
 		}
 	done

@@ -48,7 +48,7 @@ func startContainerd(t *testing.T) string {
 	t.Helper()
 	for _, c := range []string{"containerd", "ctr"} {
 		if _, err := exec.LookPath(c); err != nil {
-			t.Fatalf("%s not found (hack/deps.sh installs Debian's containerd): %v", c, err)
+			t.Fatalf("%s not found (hack/deps.sh release installs Debian's containerd): %v", c, err)
 		}
 	}
 	dir := t.TempDir()

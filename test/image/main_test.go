@@ -6,11 +6,11 @@
 // labels and the files of its rootfs, read back layer by layer) and the image run as a
 // container by buildah (runc), as its configured user.
 //
-// It needs root, buildah, runc and debootstrap (hack/deps.sh) and the Go module proxy, and
+// It needs root, buildah, runc and debootstrap (hack/deps.sh release) and the Go module proxy, and
 // FAILS, never skips, without them. It is its own package, not part of test/deploy, because
 // it is the one suite that builds an image: minutes cold, and it changes buildah's storage.
 //
-//	go test ./test/image/
+//	go test -tags release ./test/image/
 package image_test
 
 import (

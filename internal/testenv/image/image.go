@@ -44,7 +44,7 @@ func Build(ctx context.Context, args Args) (Image, error) {
 		return Image{}, err
 	}
 	if _, err := exec.LookPath("buildah"); err != nil {
-		return Image{}, fmt.Errorf("buildah not found (hack/deps.sh installs it): %w", err)
+		return Image{}, fmt.Errorf("buildah not found (hack/deps.sh release installs it): %w", err)
 	}
 	cmd := exec.CommandContext(ctx, filepath.Join(root, "hack", "image", "build.sh"))
 	cmd.Dir = root

@@ -81,7 +81,7 @@ func cniConfig() string {
 func startContainerd(ctx context.Context) (*controlplane.Process, error) {
 	path, err := exec.LookPath("containerd")
 	if err != nil {
-		return nil, fmt.Errorf("containerd not found (hack/deps.sh installs Debian's containerd): %w", err)
+		return nil, fmt.Errorf("containerd not found (hack/deps.sh release installs Debian's containerd): %w", err)
 	}
 	if err := writeFiles(map[string]string{
 		workPath("containerd", "config.toml"):                  containerdConfig(),

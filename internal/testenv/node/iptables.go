@@ -111,7 +111,7 @@ func hasKubeChains() (bool, error) {
 func nftTables() ([]string, error) {
 	out, err := exec.Command("nft", "list", "tables").Output()
 	if err != nil {
-		return nil, fmt.Errorf("nft list tables (hack/deps.sh installs nftables): %w", err)
+		return nil, fmt.Errorf("nft list tables (hack/deps.sh release installs nftables): %w", err)
 	}
 	var tables []string
 	for _, line := range strings.Split(string(out), "\n") {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -207,8 +208,27 @@ func (n *Node) Stop() error {
 	return errors.Join(errs...)
 }
 
+// hostTools are what the node runs on the host, with the Debian package of each: hack/deps.sh
+// release installs them all.
+var hostTools = []struct{ path, pkg string }{
+	{"containerd", "containerd"}, {"ctr", "containerd"}, {"runc", "runc"},
+	{"iptables-save", "iptables"}, {"iptables-restore", "iptables"}, {"ip6tables-save", "iptables"},
+	{"nft", "nftables"}, {"conntrack", "conntrack"}, {"ip", "iproute2"},
+	{"/usr/lib/cni/bridge", "containernetworking-plugins"}, {"/usr/lib/cni/host-local", "containernetworking-plugins"},
+	{"/usr/lib/cni/loopback", "containernetworking-plugins"},
+}
+
 // checkHost refuses a host the node would disturb or could not run on.
 func checkHost() error {
+	var missing []string
+	for _, t := range hostTools {
+		if _, err := exec.LookPath(t.path); err != nil {
+			missing = append(missing, t.path+" (Debian's "+t.pkg+")")
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("a test node needs %s: hack/deps.sh release installs them", strings.Join(missing, ", "))
+	}
 	if _, err := os.Stat("/sys/fs/cgroup/memory/cgroup.procs"); err != nil {
 		return errors.New("no cgroup v1 memory hierarchy at /sys/fs/cgroup/memory: the test node is written for this cgroup v1 host")
 	}
