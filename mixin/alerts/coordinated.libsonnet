@@ -59,6 +59,9 @@ function(c, lib)
     // server keeps electing, or the Lease keeps naming, a component that no longer answers.
     // Age at the scrape (as LeaseRenewalLagging), min: every fresh replica must agree. 5m
     // more: a renewal delayed by a restart of the component or the exporter does not page.
+    // Both sides of the join read fresh replicas only: a replica whose watch is down keeps
+    // the Lease as it last saw it, and its frozen lease_info would name a candidate the Lease
+    // has long stopped naming.
     lib.alert('LeaseCandidateNotRenewing', 'warning', |||
       (
           (
@@ -75,9 +78,27 @@ function(c, lib)
           )
         and %(onCandidate)s
           (
-              label_replace(max %(without)s (lease_info{%(sel)s, preferred_holder!=""}), "candidate", "$1", "preferred_holder", "(.+)")
+              label_replace(
+                max %(without)s (
+                    lease_info{%(sel)s, preferred_holder!=""}
+                  and %(onInstance)s
+                    (lease_exporter_watch_up{%(sel)s} == 1)
+                  and %(onInstance)s
+                    (lease_exporter_cache_synced{%(sel)s} == 1)
+                ),
+                "candidate", "$1", "preferred_holder", "(.+)"
+              )
             or
-              label_replace(max %(without)s (lease_info{%(sel)s, holder!=""}), "candidate", "$1", "holder", "(.+)")
+              label_replace(
+                max %(without)s (
+                    lease_info{%(sel)s, holder!=""}
+                  and %(onInstance)s
+                    (lease_exporter_watch_up{%(sel)s} == 1)
+                  and %(onInstance)s
+                    (lease_exporter_cache_synced{%(sel)s} == 1)
+                ),
+                "candidate", "$1", "holder", "(.+)"
+              )
           )
       )
       unless %(onLease)s
