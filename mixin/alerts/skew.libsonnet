@@ -15,7 +15,18 @@
 // late is a spike, broken time synchronisation lasts.
 function(c, lib)
   local s = c.alerts.LeaseHolderClockSkew;
-  local p = lib.p { fraction: s.durationFraction, lo: s.minSeconds, hi: s.maxSeconds };
+  // The tolerance comes from the Lease's duration as fresh replicas see it, like the skew: a
+  // replica whose watch is down keeps a duration the Lease may no longer have.
+  local duration = |||
+    max %(without)s (
+                lease_duration_seconds{%(sel)s}
+              and %(onInstance)s
+                (lease_exporter_watch_up{%(sel)s} == 1)
+              and %(onInstance)s
+                (lease_exporter_cache_synced{%(sel)s} == 1)
+            )
+  ||| % lib.p;
+  local p = lib.p { fraction: s.durationFraction, lo: s.minSeconds, hi: s.maxSeconds, duration: std.rstripChars(duration, '\n') };
   local tolerance = if s.durationFraction == 0.25 then 'a quarter' else std.toString(s.durationFraction);
   [
     lib.alert('LeaseHolderClockSkew', 'warning', |||
@@ -30,7 +41,7 @@ function(c, lib)
               and %(onInstance)s
                 (lease_exporter_cache_synced{%(sel)s} == 1)
             )
-          > clamp(%(fraction)s * max %(without)s (lease_duration_seconds{%(sel)s}), %(lo)s, %(hi)s)
+          > clamp(%(fraction)s * %(duration)s, %(lo)s, %(hi)s)
         )
         or
         (
@@ -43,7 +54,7 @@ function(c, lib)
               and %(onInstance)s
                 (lease_exporter_cache_synced{%(sel)s} == 1)
             )
-          < -clamp(%(fraction)s * max %(without)s (lease_duration_seconds{%(sel)s}), %(lo)s, %(hi)s)
+          < -clamp(%(fraction)s * %(duration)s, %(lo)s, %(hi)s)
         )
       )
       unless %(onLease)s
