@@ -7,7 +7,7 @@ ASSETS = $(shell hack/deps.sh | tail -1)
 # Older Kubernetes minors the integration suite also runs on (docs/compatibility.md says why).
 KUBE_MATRIX := 1.35 1.34
 
-.PHONY: help build test test-release node-scale fuzz vuln-selftest unit lint bench bench-prom demo deps generate clean
+.PHONY: help build test test-release node-scale mixin fuzz vuln-selftest unit lint bench bench-prom demo deps generate clean
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -83,11 +83,13 @@ bench-prom: ## What each metric set costs a real Prometheus, side by side with k
 demo: ## Start a local control plane with live elections, the exporter, Prometheus and Alertmanager.
 	KUBEBUILDER_ASSETS="$$(hack/deps.sh demo | tail -1)" $(GO) run ./hack/demo
 
-generate: ## Regenerate what derives from mixin/ and the lock kinds table (alerts/*.yml, dashboards/, PrometheusRule, deploy copies, lock kinds' RBAC and switches).
+generate: ## Regenerate what derives from mixin/ and the lock kinds table (the rule file, the PrometheusRules, dashboards/ and their deploy copies, lock kinds' RBAC and switches).
 	cd hack/mixin && GOWORK=off $(GO) run . -root ../..
-	$(GO) generate ./alerts/
-	deploy/sync.sh
 	$(GO) run ./hack/lockkinds
+
+mixin: ## Render the mixin with your _config into OUT: make mixin OUT=dir CONFIG='{ exporterSelector: "job=\"x\"" }' (docs/alerts.md#tuning).
+	@test -n "$(OUT)" || { echo "make mixin: set OUT=<directory> (and CONFIG='{...}', a jsonnet object merged into _config)"; exit 2; }
+	cd hack/mixin && GOWORK=off $(GO) run . -root ../.. -config '$(or $(CONFIG),{})' -out "$(abspath $(OUT))"
 
 clean: ## Remove build output.
 	rm -rf bin

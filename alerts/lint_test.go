@@ -84,8 +84,8 @@ func TestRulesUseOnlyDefaultMetrics(t *testing.T) {
 	}
 }
 
-// TestEverySelectorHasTheJobMatcher keeps --job-selector complete: a selector without the
-// matcher would ignore the rewrite and pick up another job's series.
+// TestEverySelectorHasTheJobMatcher keeps exporterSelector complete: a selector without the
+// matcher would ignore the user's _config and pick up another job's series.
 func TestEverySelectorHasTheJobMatcher(t *testing.T) {
 	for _, r := range sourceRules(t) {
 		if r.Alert == "" {

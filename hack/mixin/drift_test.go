@@ -2,12 +2,17 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 const repoRoot = "../.."
@@ -21,10 +26,10 @@ func render(t *testing.T, override string) *Rendering {
 	return r
 }
 
-// TestCommittedRenderingIsCurrent: alerts/lease-exporter.rules.yml and dashboards/*.json are
-// the mixin's rendering with the default _config, byte for byte, and dashboards/ holds no
-// dashboard the mixin does not render. (The PrometheusRule and the deploy copies derive from
-// these; alerts/generate_test.go and test/deploy hold them to that.)
+// TestCommittedRenderingIsCurrent: every file the default rendering ships (the rule file, the
+// PrometheusRule, dashboards/ and the copies inside the chart and the Kustomize component) is
+// the mixin's rendering with the default _config, byte for byte, and no dashboards directory
+// holds a dashboard the mixin does not render.
 func TestCommittedRenderingIsCurrent(t *testing.T) {
 	const fix = "edit mixin/, not the rendering, and run `make generate`"
 	want := ShippedFiles(render(t, ""))
@@ -38,16 +43,19 @@ func TestCommittedRenderingIsCurrent(t *testing.T) {
 			t.Errorf("%s differs from the mixin's rendering: %s\n%s", rel, fix, firstDiff(got, b))
 		}
 	}
-	have, _ := filepath.Glob(filepath.Join(repoRoot, "dashboards", "*.json"))
-	for _, p := range have {
-		if _, ok := want[filepath.Join("dashboards", filepath.Base(p))]; !ok {
-			t.Errorf("dashboards/%s is not rendered by the mixin: %s", filepath.Base(p), fix)
+	for _, dir := range dashboardDirs {
+		have, _ := filepath.Glob(filepath.Join(repoRoot, dir, "*.json"))
+		for _, p := range have {
+			if _, ok := want[filepath.Join(dir, filepath.Base(p))]; !ok {
+				t.Errorf("%s/%s is not rendered by the mixin: %s", dir, filepath.Base(p), fix)
+			}
 		}
 	}
 }
 
 // TestDefaultDashboardsAreTheirSources: with the defaults the mixin changes nothing in a
-// source dashboard, so what Grafana exported is what users import, in the same key order.
+// source dashboard, so what Grafana exported is what users import. Only the key order
+// differs: the rendering has jsonnet's, sorted.
 func TestDefaultDashboardsAreTheirSources(t *testing.T) {
 	r := render(t, "")
 	srcs, _ := filepath.Glob(filepath.Join(repoRoot, "mixin", "dashboards", "*.json"))
@@ -58,12 +66,93 @@ func TestDefaultDashboardsAreTheirSources(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(src, r.Dashboards[filepath.Base(p)]) {
-			t.Errorf("%s renders differently from its source with the default _config:\n%s", filepath.Base(p), firstDiff(src, r.Dashboards[filepath.Base(p)]))
+		var a, b any
+		if err := json.Unmarshal(src, &a); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if err := json.Unmarshal(r.Dashboards[filepath.Base(p)], &b); err != nil {
+			t.Fatalf("rendered %s: %v", filepath.Base(p), err)
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%s renders differently from its source with the default _config", filepath.Base(p))
 		}
 	}
 	if !slices.Equal(names, r.DashboardNames()) {
 		t.Errorf("default dashboards %v, sources %v", r.DashboardNames(), names)
+	}
+}
+
+// TestPrometheusRuleCarriesTheAlerts: the PrometheusRule Kustomize and Helm ship holds the
+// rule file's groups, unchanged, under the name and label the chart and the docs use.
+func TestPrometheusRuleCarriesTheAlerts(t *testing.T) {
+	r := render(t, "")
+	var pr PrometheusRule
+	if err := yaml.Unmarshal(r.PrometheusRule, &pr); err != nil {
+		t.Fatal(err)
+	}
+	if pr.APIVersion != "monitoring.coreos.com/v1" || pr.Kind != "PrometheusRule" || pr.Metadata.Name != "lease-exporter" {
+		t.Errorf("got %s %s %s, want monitoring.coreos.com/v1 PrometheusRule lease-exporter", pr.APIVersion, pr.Kind, pr.Metadata.Name)
+	}
+	var rf RuleFile
+	if err := yaml.Unmarshal(r.Alerts, &rf); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(pr.Spec, rf) || len(rf.Groups) == 0 {
+		t.Error("the PrometheusRule's spec.groups differ from the rule file's groups")
+	}
+}
+
+// TestExemptionsAreRecordedFirst: _config.exemptions become lease_exporter:alert_exempt
+// recordings at the head of the per-lease group, so they exist at the first evaluation of
+// every alert that reads them (alerts/tests/exemptions.yml feeds the alerts those series), and
+// an exempt Lease stays quiet while the same name elsewhere pages.
+func TestExemptionsAreRecordedFirst(t *testing.T) {
+	r := render(t, `{ exemptions: [{ namespace: 'batch', lease: 'nightly-report' },
+	                               { namespace: 'team-a', lease: 'flappy', alert: 'LeaseFrequentTransitions' }] }`)
+	var rf RuleFile
+	if err := yaml.Unmarshal(r.Alerts, &rf); err != nil {
+		t.Fatal(err)
+	}
+	head := rf.Groups[0].Rules
+	want := []Rule{
+		{Record: "lease_exporter:alert_exempt", Expr: "vector(1)", Labels: map[string]string{"namespace": "batch", "lease": "nightly-report"}},
+		{Record: "lease_exporter:alert_exempt", Expr: "vector(1)", Labels: map[string]string{"namespace": "team-a", "lease": "flappy", "alert": "LeaseFrequentTransitions"}},
+	}
+	if rf.Groups[0].Name != "lease-exporter.leases" || len(head) < 2 || !reflect.DeepEqual(head[:2], want) {
+		t.Fatalf("group %s starts with %+v, want the two exemptions %+v", rf.Groups[0].Name, head[:min(2, len(head))], want)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "alerts.yaml"), r.Alerts, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	suite := `rule_files: [alerts.yaml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: lease_held{job="lease-exporter",instance="a:8080",pod="le-a",namespace="batch",lease="nightly-report",class="leader-election"}
+        values: 0x10
+      - series: lease_held{job="lease-exporter",instance="a:8080",pod="le-a",namespace="team-a",lease="nightly-report",class="leader-election"}
+        values: 0x10
+      - series: lease_exporter_watch_up{job="lease-exporter",instance="a:8080",pod="le-a"}
+        values: 1x10
+      - series: lease_exporter_cache_synced{job="lease-exporter",instance="a:8080",pod="le-a"}
+        values: 1x10
+    promql_expr_test:
+      - expr: count(lease_exporter:alert_exempt)
+        eval_time: 0m
+        exp_samples: [{labels: "{}", value: 2}]
+      - expr: ALERTS{alertname="LeaseNoLeader", alertstate="firing"}
+        eval_time: 5m
+        exp_samples:
+          - labels: 'ALERTS{alertname="LeaseNoLeader", alertstate="firing", class="leader-election", job="lease-exporter", lease="nightly-report", namespace="team-a", severity="critical"}'
+            value: 1
+`
+	if err := os.WriteFile(filepath.Join(dir, "suite.yml"), []byte(suite), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtoolPath(t), "test", "rules", filepath.Join(dir, "suite.yml")).CombinedOutput(); err != nil {
+		t.Errorf("promtool test rules on the rendering with exemptions: %v\n%s", err, out)
 	}
 }
 
@@ -107,12 +196,26 @@ func TestBadConfigFails(t *testing.T) {
 		`{ exemptions: [{ namespace: 'a', lease: 'b', alert: 'LeaseExporterDown' }] }`: "not a per-lease alert",
 		`{ alerts+: { LeaseNoLeader+: { 'for': '2x' } } }`:                             "for",
 		`{ dashboardTimeFrom: {} }`:                                                    "Field does not exist",
+		`{ alerts+: { LeaseNoLeaders+: { 'for': '5m' } } }`:                            "not an alert of this mixin",
+		`{ exporterSelector: 'lease-exporter' }`:                                       "does not parse",
+		`{ replicaLabels: ['instance', 'pod name'] }`:                                  "does not parse",
 	} {
 		_, err := Render(filepath.Join(repoRoot, "mixin"), override)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: got error %v, want one mentioning %q", override, err, want)
 		}
 	}
+}
+
+// promtoolPath is Debian's promtool: missing, it fails the test (a skipped rule test reads
+// as green while the rules go untested).
+func promtoolPath(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Fatal("promtool is not on PATH: run hack/deps.sh (it installs Debian's prometheus)")
+	}
+	return p
 }
 
 // firstDiff shows the first differing line, enough to see what drifted.

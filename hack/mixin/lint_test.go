@@ -119,10 +119,7 @@ func TestDashboardsFollowMixinConventions(t *testing.T) {
 
 // TestPromtoolChecksEveryRendering: promtool accepts the alerts and rules of every mode.
 func TestPromtoolChecksEveryRendering(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Fatal("promtool is not on PATH: run hack/deps.sh (it installs Debian's prometheus)")
-	}
+	promtool := promtoolPath(t)
 	for mode, override := range modes {
 		r := render(t, override)
 		dir := t.TempDir()

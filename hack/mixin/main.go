@@ -1,14 +1,18 @@
-// Command mixin renders mixin/ (lease-exporter's monitoring mixin) with go-jsonnet.
+// Command mixin renders mixin/ (lease-exporter's monitoring mixin) with go-jsonnet: the one
+// pipeline from which the repository's alerts, PrometheusRules and dashboards come.
 //
-//	go run . -root ../..                       write the default rendering where the repository
-//	                                            ships it: alerts/lease-exporter.rules.yml, dashboards/
+//	go run . -root ../..                       write the default rendering everywhere the
+//	                                            repository ships it (ShippedFiles): the rule
+//	                                            file, dashboards/, and the copies Helm and
+//	                                            Kustomize need inside their directories
 //	go run . -config '{showMultiCluster: true}' -out DIR
 //	                                            write another _config's rendering in mixtool's
 //	                                            layout: DIR/prometheus_alerts.yaml,
-//	                                            DIR/prometheus_rules.yaml, DIR/dashboards_out/
+//	                                            DIR/prometheus_rules.yaml, DIR/dashboards_out/,
+//	                                            and DIR/prometheusrule.yaml for the operator
 //
-// `make generate` runs the first; the tests in this directory render in memory with the same
-// code and fail when the committed files differ.
+// `make generate` runs the first, `make mixin CONFIG=... OUT=...` the second; the tests in
+// this directory render in memory with the same code and fail when a committed file differs.
 package main
 
 import (
@@ -44,18 +48,21 @@ func run(root, config, out string) error {
 	if out == "" {
 		files = ShippedFiles(r)
 		out = root
-		// Dashboards the mixin no longer renders must not linger in dashboards/.
-		old, _ := filepath.Glob(filepath.Join(root, "dashboards", "*.json"))
-		for _, f := range old {
-			if _, ok := files[filepath.Join("dashboards", filepath.Base(f))]; !ok {
-				if err := os.Remove(f); err != nil {
-					return err
+		// Dashboards the mixin no longer renders must not linger in any dashboards directory.
+		for _, dir := range dashboardDirs {
+			old, _ := filepath.Glob(filepath.Join(root, dir, "*.json"))
+			for _, f := range old {
+				if _, ok := files[filepath.Join(dir, filepath.Base(f))]; !ok {
+					if err := os.Remove(f); err != nil {
+						return err
+					}
 				}
 			}
 		}
 	} else {
 		files["prometheus_alerts.yaml"] = r.Alerts
 		files["prometheus_rules.yaml"] = r.Rules
+		files["prometheusrule.yaml"] = r.PrometheusRule
 		for _, n := range r.DashboardNames() {
 			files[filepath.Join("dashboards_out", n)] = r.Dashboards[n]
 		}
@@ -73,13 +80,34 @@ func run(root, config, out string) error {
 	return nil
 }
 
+// dashboardDirs hold the default rendering's dashboards: dashboards/ for Grafana users, and
+// a copy inside each of the chart and the Kustomize component, which can read no file
+// outside their own directory.
+var dashboardDirs = []string{
+	"dashboards",
+	"deploy/helm/lease-exporter/dashboards",
+	"deploy/kustomize/components/prometheus-operator/dashboards",
+}
+
+// prometheusRuleFiles hold the PrometheusRule: the Kustomize resource, and the chart's copy
+// (whose spec its template uses), for the same reason.
+var prometheusRuleFiles = []string{
+	"deploy/kustomize/prometheus-operator/prometheusrule.yaml",
+	"deploy/helm/lease-exporter/files/prometheusrule.yaml",
+}
+
 // ShippedFiles maps the repository paths of the default rendering to their contents. The
 // mixin's few recording rules run inside prometheusAlerts' groups, so prometheusRules is empty
 // and not shipped (the tests check it is empty).
 func ShippedFiles(r *Rendering) map[string][]byte {
 	files := map[string][]byte{"alerts/lease-exporter.rules.yml": r.Alerts}
-	for n, b := range r.Dashboards {
-		files[filepath.Join("dashboards", n)] = b
+	for _, f := range prometheusRuleFiles {
+		files[f] = r.PrometheusRule
+	}
+	for _, dir := range dashboardDirs {
+		for n, b := range r.Dashboards {
+			files[filepath.Join(dir, n)] = b
+		}
 	}
 	return files
 }

@@ -62,10 +62,7 @@ tests:
 // participantOverrides, and checks that the default rendering fails it: the overrides must
 // be what joins these participants.
 func TestParticipantLabelsAreConfigurable(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Fatal("promtool is not on PATH: run hack/deps.sh (it installs Debian's prometheus)")
-	}
+	promtool := promtoolPath(t)
 	for _, c := range []struct {
 		name, override string
 		pass           bool

@@ -72,10 +72,7 @@ func TestStatusPageLinks(t *testing.T) {
 		}
 	}
 
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Fatal("promtool is not on PATH: run hack/deps.sh (it installs Debian's prometheus)")
-	}
+	promtool := promtoolPath(t)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "alerts.yaml"), r.Alerts, 0o644); err != nil {
 		t.Fatal(err)

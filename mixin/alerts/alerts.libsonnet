@@ -23,9 +23,14 @@ function(c)
   local known = [r.alert for r in leases if std.objectHas(r, 'alert')];
   local bad = [e for e in c.exemptions if std.objectHas(e, 'alert') && !std.member(known, e.alert)];
   assert bad == [] : 'exemptions: %s is not a per-lease alert (want one of %s)' % [bad[0].alert, std.join(', ', known)];
+  local exporter = (import 'exporter.libsonnet')(c, lib);
+  // A misspelt key in _config.alerts would otherwise tune nothing, silently.
+  local all = known + [r.alert for r in exporter if std.objectHas(r, 'alert')];
+  local unknown = std.setDiff(std.set(std.objectFields(c.alerts)), std.set(all));
+  assert unknown == [] : 'alerts: %s is not an alert of this mixin (want one of %s)' % [unknown[0], std.join(', ', all)];
   {
     groups: [
       { name: 'lease-exporter.leases', rules: [exempt(e) for e in c.exemptions] + leases },
-      { name: 'lease-exporter.exporter', rules: (import 'exporter.libsonnet')(c, lib) },
+      { name: 'lease-exporter.exporter', rules: exporter },
     ],
   }

@@ -23,7 +23,7 @@ function(c, lib)
         lease_exporter:alert_exempt{alert=~"|LeaseMissing"}
     ||| % p,
               'Expected lock {{ $labels.namespace }}/{{ $labels.lease }} ({{ $labels.kind }}) does not exist.',
-              // The grace period in words would go stale when the generator's --for changes it.
+              // The grace period in words would go stale when a _config's `for` changes it.
               'The {{ $labels.kind }} lock {{ $labels.namespace }}/{{ $labels.lease }}, declared with --expect, has not existed for longer than the alert\'s grace period'
               + '; last holder: ' + lib.holder('none seen in the last hour')
               + '. Whatever elects through it is not running, has not elected yet, or uses another lock.'),

@@ -533,7 +533,7 @@ func generatedRule(t *testing.T) object {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(tools.RepoRoot(t), generatedRulePath))
 	if err != nil {
-		t.Fatalf("%v (generate it with `go generate ./alerts/`)", err)
+		t.Fatalf("%v (render it with `make generate`)", err)
 	}
 	objs := decodeObjects(t, data)
 	if len(objs) != 1 || objs[0].kind() != "PrometheusRule" {
@@ -575,7 +575,7 @@ func checkDashboards(t *testing.T, cms []object) {
 		if v, ok := got[name]; !ok {
 			t.Errorf("no ConfigMap holds dashboard %s", name)
 		} else if v != string(src) {
-			t.Errorf("the ConfigMap of %s differs from dashboards/%s (run deploy/sync.sh)", name, name)
+			t.Errorf("the ConfigMap of %s differs from dashboards/%s (run make generate)", name, name)
 		}
 	}
 	if have := keys(got); !slices.Equal(have, want) {

@@ -24,14 +24,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/klog/v2"
 
-	"github.com/lease-exporter/lease-exporter/alerts"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/mixin"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/promstack"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
 )
@@ -158,34 +160,31 @@ func (e *environment) Teardown(failed bool) error {
 	return err
 }
 
-// writeRules renders the shipped rules through the project's generator (its own flag parser
-// and rewrites), changing only `for:` durations, so the tested expressions are the shipped ones.
+// writeRules renders the mixin's rules with its one renderer, changing only the `for`
+// durations through _config as a user would, so the tested expressions are the shipped ones.
 func (e *environment) writeRules(dir string) (string, error) {
-	out := filepath.Join(dir, "lease-exporter.rules.yml")
-	c, err := alerts.ParseArgs([]string{
-		"--in", filepath.Join(e.root, "alerts", "lease-exporter.rules.yml"),
-		"--out", out, "--format", "rules",
-		"--for", "LeaseNoLeader=" + noLeaderFor.String(),
-		"--for", "LeaseExporterWatchStale=" + watchStaleFor.String(),
-		"--for", "LeaseHolderClockSkew=" + clockSkewFor.String(),
-		"--for", "LeasePreferredHolderNotLeading=" + preferredHolderFor.String(),
-		"--for", "LeaseMissing=" + missingFor.String(),
-		"--for", "LeaseSplitBrain=" + participantFor.String(),
-		"--for", "LeaseLeaderDisagreement=" + participantFor.String(),
-	}, os.Stderr)
-	if err != nil {
-		return "", err
+	var override strings.Builder
+	override.WriteString("{ alerts+: {")
+	for alert, d := range map[string]time.Duration{
+		"LeaseNoLeader":                  noLeaderFor,
+		"LeaseExporterWatchStale":        watchStaleFor,
+		"LeaseHolderClockSkew":           clockSkewFor,
+		"LeasePreferredHolderNotLeading": preferredHolderFor,
+		"LeaseMissing":                   missingFor,
+		"LeaseSplitBrain":                participantFor,
+		"LeaseLeaderDisagreement":        participantFor,
+	} {
+		fmt.Fprintf(&override, " %s+: { 'for': '%s' },", alert, promDuration(d))
 	}
-	src, err := os.ReadFile(c.In)
-	if err != nil {
-		return "", err
-	}
-	b, err := alerts.Generate(src, c.Options)
-	if err != nil {
-		return "", err
-	}
-	return out, os.WriteFile(out, b, 0o644)
+	override.WriteString(" } }")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	r, err := mixin.Render(ctx, override.String(), filepath.Join(dir, "mixin"))
+	return r.Alerts, err
 }
+
+// promDuration writes d as a Prometheus duration in whole seconds ("20s").
+func promDuration(d time.Duration) string { return strconv.Itoa(int(d/time.Second)) + "s" }
 
 // waitScraped waits until Prometheus has scraped the exporter with a synced cache.
 func (e *environment) waitScraped(ctx context.Context) error {

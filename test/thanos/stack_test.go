@@ -17,6 +17,7 @@ import (
 	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/mixin"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/promstack"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
@@ -49,17 +50,15 @@ func thanosBin(t *testing.T) string {
 	return filepath.Join(lines[len(lines)-1], "thanos")
 }
 
-// renderMixin renders the mixin in multi-cluster mode with override into dir, through
-// hack/mixin (its own module, hence go run), and returns the rule file and dashboards dir.
+// renderMixin renders the mixin in multi-cluster mode with override into dir and returns the
+// rule file and dashboards dir.
 func renderMixin(t *testing.T, dir, override string) (rules, dashboards string) {
 	t.Helper()
-	cmd := exec.Command("go", "run", ".", "-root", tools.RepoRoot(t), "-config", override, "-out", dir)
-	cmd.Dir = filepath.Join(tools.RepoRoot(t), "hack", "mixin")
-	cmd.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("render the mixin: %v\n%s", err, out)
+	r, err := mixin.Render(t.Context(), override, dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return filepath.Join(dir, "prometheus_alerts.yaml"), filepath.Join(dir, "dashboards_out")
+	return r.Alerts, r.Dashboards
 }
 
 // startCluster brings one cluster up, torn down in t.Cleanup. exporterBin is a release build
