@@ -63,14 +63,6 @@ func (c *ClassCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.descAges
 }
 
-// classSummary is one class's counts: by standing, and by renew-age bucket (not cumulative;
-// the last counts the ages beyond every bound), with the ages' sum in µs.
-type classSummary struct {
-	standing [lock.NumStandings]int
-	ages     [len(lock.RenewAgeBuckets) + 1]uint64
-	ageSum   int64
-}
-
 // Collect emits every class's summary once the cache has synced; a class without locks
 // reads zeros, so a count that drops to none is seen to.
 func (c *ClassCollector) Collect(ch chan<- prometheus.Metric) {
@@ -78,25 +70,18 @@ func (c *ClassCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	at := informer.JudgedAt(c.view, c.now()).UnixMicro()
-	var sums [lock.NumClasses]classSummary
-	c.view.Range(func(l *lock.Lease) {
-		s := &sums[l.Class]
-		s.standing[l.StandingAt(at)]++
-		if age, ok := l.RenewAge(at); ok {
-			s.ages[lock.RenewAgeBucket(age)]++
-			s.ageSum += age
-		}
-	})
+	var sums lock.Summaries
+	c.view.Range(func(l *lock.Lease) { sums.Add(l, at) })
 	for _, class := range lock.Classes {
 		s := &sums[class]
 		for _, st := range lock.Standings {
-			ch <- prometheus.MustNewConstMetric(c.descLocks, prometheus.GaugeValue, float64(s.standing[st]), class.String(), st.String())
+			ch <- prometheus.MustNewConstMetric(c.descLocks, prometheus.GaugeValue, float64(s.Standings[st]), class.String(), st.String())
 		}
 		buckets, cumulative := make(map[float64]uint64, len(renewAgeBounds)), uint64(0)
 		for i, bound := range renewAgeBounds {
-			cumulative += s.ages[i]
+			cumulative += uint64(s.Ages[i])
 			buckets[bound] = cumulative
 		}
-		ch <- prometheus.MustNewConstHistogram(c.descAges, cumulative+s.ages[len(renewAgeBounds)], micros(s.ageSum), buckets, class.String())
+		ch <- prometheus.MustNewConstHistogram(c.descAges, cumulative+uint64(s.Ages[len(renewAgeBounds)]), micros(s.AgeSum), buckets, class.String())
 	}
 }

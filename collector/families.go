@@ -79,7 +79,8 @@ var families = withDescs([]*family{
 		}},
 	{name: "lease_renew_age_seconds", set: extended, help: "Seconds from when the exporter saw the Lease's holder or renewTime change to evaluation time.",
 		value: func(l *lock.Lease, at int64) (float64, bool) {
-			return micros(at - l.ObservedRenewTime), l.HasRenewTime
+			age, ok := l.RenewAge(at)
+			return micros(age), ok
 		}},
 	{name: "lease_renew_timestamp_seconds", set: extended, help: "Unix time of spec.renewTime, the holder's last renewal, by the holder's clock.",
 		value: func(l *lock.Lease, _ int64) (float64, bool) { return micros(l.RenewTime), l.HasRenewTime }},
@@ -113,7 +114,7 @@ func (f *family) labelValues(l *lock.Lease) []string {
 // overdue reports whether the node heartbeat l has lease_overdue_observed_renew_timestamp_seconds
 // at evaluation time at: not on time, and with an observed renew time to give.
 func overdue(l *lock.Lease, at int64) bool {
-	return l.ObservedRenewTime != 0 && l.StandingAt(at) != lock.StandingOnTime
+	return l.ObservedRenewTime != 0 && l.StandingAt(at).Overdue()
 }
 
 func micros(us int64) float64 { return float64(us) / 1e6 }

@@ -59,7 +59,7 @@ func (o Options) checkLocks() error {
 // locks returns the lock kinds to watch, each once, in Kind order.
 func (o Options) locks() []lock.Kind {
 	if len(o.Locks) == 0 {
-		return []lock.Kind{lock.KindLease}
+		return lock.DefaultKinds()
 	}
 	kinds := slices.Clone(o.Locks)
 	slices.Sort(kinds)

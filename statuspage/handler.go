@@ -120,12 +120,12 @@ func filterOf(r *http.Request) Filter {
 		UnhealthyOnly: u == "1" || u == "true" || u == "on"}
 }
 
-// kindOf is the ?kind= of a detail route, Lease by default.
+// kindOf is the ?kind= of a detail route, lock.DefaultKind's by default.
 func kindOf(r *http.Request) string {
 	if k := r.URL.Query().Get("kind"); k != "" {
 		return k
 	}
-	return lock.KindLease.String()
+	return lock.DefaultKind.String()
 }
 
 func (h *Handler) listJSON(w http.ResponseWriter, r *http.Request) {

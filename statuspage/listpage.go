@@ -45,7 +45,7 @@ func listPageOf(view informer.View, now time.Time, f Filter) listPage {
 			return
 		}
 		if l.Class == lock.ClassNodeHeartbeat {
-			nodes.add(l, atµ, j.Held)
+			nodes.add(l, atµ)
 			if f.Class == "" {
 				return // summed up, not listed, unless the class filter asks for them
 			}
@@ -78,7 +78,7 @@ func listPageOf(view informer.View, now time.Time, f Filter) listPage {
 		p.DeletedRows = append(p.DeletedRows, deletedRowOf(d, shown.EvaluatedAt))
 	}
 	p.Namespaces = slices.Sorted(maps.Keys(namespaces))
-	if nodes.Total > 0 {
+	if nodes.Total() > 0 {
 		nodes.finish()
 		p.Nodes = nodes
 	}

@@ -27,11 +27,15 @@ type List struct {
 	NodeHeartbeats *NodeHeartbeats `json:"node_heartbeats"`
 }
 
-// NodeHeartbeats is the node-heartbeat class summed up: how many, how many late (not held),
-// and how many by renew age.
+// NodeHeartbeats is the node-heartbeat class summed up (lock.Summary, as the class metrics):
+// how many, how many stand where, and how many by renew age.
 type NodeHeartbeats struct {
 	Total int `json:"total"`
-	Late  int `json:"late"`
+	// Standings count them by standing, as lease_class_locks{class="node-heartbeat"} does:
+	// on_time, lagging, expired, released.
+	Standings map[string]int `json:"standings"`
+	// Overdue counts those not on time (lagging, expired or released).
+	Overdue int `json:"overdue"`
 	// RenewAgeBuckets count the heartbeats renewed more than the previous bucket's
 	// le_seconds ago and at most this one's; the last, le_seconds null, the older ones.
 	RenewAgeBuckets []AgeBucket `json:"renew_age_buckets"`
@@ -153,13 +157,13 @@ func list(view informer.View, now time.Time, f Filter) List {
 			out.Leases = append(out.Leases, s)
 		}
 		if l.Class == lock.ClassNodeHeartbeat && f.matchLock(s.Namespace, s.Class, s.Kind) {
-			nodes.add(l, at.UnixMicro(), s.Held)
+			nodes.add(l, at.UnixMicro())
 		}
 	})
 	slices.SortFunc(out.Leases, func(a, b Lease) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Kind, b.Kind))
 	})
-	if nodes.Total > 0 {
+	if nodes.Total() > 0 {
 		nodes.finish()
 		out.NodeHeartbeats = nodes.json()
 	}
@@ -206,7 +210,8 @@ func summarize(l *lock.Lease, at time.Time) Lease {
 	if l.HasRenewTime {
 		s.RenewTime = timeOf(l.RenewTime)
 		s.ObservedRenewTime = timeOf(l.ObservedRenewTime)
-		s.RenewAgeSeconds = ptr(max(0, float64(atµ-l.ObservedRenewTime)/1e6))
+		age, _ := l.RenewAge(atµ)
+		s.RenewAgeSeconds = ptr(float64(age) / 1e6)
 	}
 	if l.HasAcquireTime {
 		s.AcquireTime = timeOf(l.AcquireTime)

@@ -12,32 +12,40 @@ import (
 
 // A large cluster has one node-heartbeat Lease per node: tens of thousands of rows that say
 // "renewed seconds ago" and hide the few that matter. The list page sums the class up
-// instead: how many, how many late and by how much, the late ones first, and the renew ages
-// as a histogram. Its table lists them only when the class filter asks for them.
+// instead, with lock.Summary, as lease_class_locks and lease_class_renew_age_seconds do: how
+// many stand where (the same four standings), the overdue ones first, and the renew ages as
+// a histogram. Its table lists them only when the class filter asks for them.
 
-// maxLateNodes bounds the late heartbeats listed on the page (the most overdue first); the
-// JSON API and ?class=node-heartbeat&unhealthy=1 give all of them.
-const maxLateNodes = 50
+// maxOverdueNodes bounds the overdue heartbeats listed on the page (the most overdue first);
+// the JSON API and ?class=node-heartbeat list all of them.
+const maxOverdueNodes = 50
 
 type nodeSummary struct {
-	Total, Late int
-	// LateNodes are the late heartbeats, the most overdue first, at most maxLateNodes.
-	LateNodes []lateNode
-	Buckets   []bucket
-	// ListURL lists every heartbeat; LateURL the late ones.
-	ListURL, LateURL string
-	// late collects them all before the most overdue are kept.
-	late []lateNode
-	// counts are the histogram's: the buckets, then over an hour, then never renewed.
-	counts [len(lock.RenewAgeBuckets) + 2]int
+	lock.Summary
+	// Standings are the counts by standing, in lock.Standings' order.
+	Standings []standingCount
+	// OverdueNodes are the heartbeats not on time (OverdueTotal of them), the most overdue
+	// first, at most maxOverdueNodes.
+	OverdueNodes []overdueNode
+	Buckets      []bucket
+	// ListURL lists every heartbeat; UnhealthyURL those not held (expired or released).
+	ListURL, UnhealthyURL string
+	// overdue collects them all before the most overdue are kept.
+	overdue []overdueNode
 }
 
-type lateNode struct {
-	Name, URL, Holder string
-	// Age and LateBy: since its renewal was seen, and past its lease duration; "never
-	// renewed" for a Lease without renewTime.
-	Age, LateBy string
-	ageµ        int64
+type standingCount struct {
+	Standing string
+	Count    int
+}
+
+type overdueNode struct {
+	Name, URL, Holder, Standing string
+	// Age is how long ago its renewal was seen, "never renewed" for a Lease without
+	// renewTime; PastExpiry how long ago its lease ran out (lock.PastExpiry), "" unless it
+	// expired.
+	Age, PastExpiry string
+	ageµ            int64
 }
 
 // bucket is a bar of the histogram in viewBox units (600 × 150).
@@ -45,46 +53,41 @@ type bucket struct {
 	Label, Title string
 	Count        int
 	X, Y, W, H   float64
-	// Late: renewals this old are past a kubelet's 40 s lease.
-	Late bool
+	// Overdue: some heartbeat counted in it is not on time.
+	Overdue bool
 }
 
 // add counts the heartbeat l, judged at atµ.
-func (s *nodeSummary) add(l *lock.Lease, atµ int64, held bool) {
-	s.Total++
-	age, renewed := l.RenewAge(atµ)
-	if renewed {
-		s.counts[lock.RenewAgeBucket(age)]++
-	} else {
-		s.counts[len(s.counts)-1]++
-	}
-	if held {
+func (s *nodeSummary) add(l *lock.Lease, atµ int64) {
+	st := s.Summary.Add(l, atµ)
+	if !st.Overdue() {
 		return
 	}
-	s.Late++
-	n := lateNode{Name: l.Name(), URL: lockURL(l.Namespace(), l.Name(), l.Kind().String()), Holder: l.Holder, Age: "never renewed", ageµ: math.MaxInt64}
-	if renewed {
+	n := overdueNode{Name: l.Name(), URL: lockURL(l.Namespace(), l.Name(), l.Kind().String()), Holder: l.Holder,
+		Standing: st.String(), Age: "never renewed", ageµ: math.MaxInt64}
+	if age, ok := l.RenewAge(atµ); ok {
 		a := float64(age) / 1e6
 		n.Age, n.ageµ = seconds(&a), age
-		switch {
-		case l.Holder == "":
-			n.LateBy = "released" // not held, though maybe renewed a moment ago
-		case l.HasDuration:
-			by := max(0, a-float64(l.DurationSeconds))
-			n.LateBy = seconds(&by)
-		}
 	}
-	s.late = append(s.late, n)
+	if past, ok := l.PastExpiry(atµ); ok {
+		p := float64(past) / 1e6
+		n.PastExpiry = seconds(&p)
+	}
+	s.overdue = append(s.overdue, n)
 }
 
-// finish keeps the most overdue late heartbeats and draws the histogram.
+// finish keeps the most overdue heartbeats and draws the histogram.
 func (s *nodeSummary) finish() {
-	slices.SortFunc(s.late, func(a, b lateNode) int {
+	slices.SortFunc(s.overdue, func(a, b overdueNode) int {
 		return cmp.Or(cmp.Compare(b.ageµ, a.ageµ), cmp.Compare(a.Name, b.Name))
 	})
-	s.LateNodes = s.late[:min(len(s.late), maxLateNodes)]
-	s.ListURL, s.LateURL = "/leases?class=node-heartbeat", "/leases?class=node-heartbeat&unhealthy=1"
-	counts := s.counts[:]
+	s.OverdueNodes = s.overdue[:min(len(s.overdue), maxOverdueNodes)]
+	s.ListURL, s.UnhealthyURL = "/leases?class=node-heartbeat", "/leases?class=node-heartbeat&unhealthy=1"
+	for _, st := range lock.Standings {
+		s.Standings = append(s.Standings, standingCount{st.String(), s.Summary.Standings[st]})
+	}
+	// The histogram's bars: the buckets, then over an hour, then never renewed.
+	counts := append(slices.Clone(s.Ages[:]), s.NeverRenewed)
 	top := math.Log10(float64(slices.Max(counts)) + 1)
 	const width, plot = 600.0, 110.0
 	w := width / float64(len(counts))
@@ -96,11 +99,15 @@ func (s *nodeSummary) finish() {
 			b.Label = "≤" + short(lock.RenewAgeBuckets[i])
 			b.Title = fmt.Sprintf("%d renewed %s to %s ago", c, prev, short(lock.RenewAgeBuckets[i]))
 			prev = short(lock.RenewAgeBuckets[i])
-			b.Late = lock.RenewAgeBuckets[i] > 40*time.Second
 		case i == len(lock.RenewAgeBuckets):
-			b.Label, b.Title, b.Late = ">"+prev, fmt.Sprintf("%d renewed over %s ago", c, prev), true
+			b.Label, b.Title = ">"+prev, fmt.Sprintf("%d renewed over %s ago", c, prev)
 		default:
-			b.Label, b.Title, b.Late = "never", fmt.Sprintf("%d never renewed", c), true
+			// A record without renewTime stands expired.
+			b.Label, b.Title, b.Overdue = "never", fmt.Sprintf("%d never renewed", c), c > 0
+		}
+		if i < len(s.Summary.Overdue) && s.Summary.Overdue[i] > 0 {
+			b.Overdue = true
+			b.Title += fmt.Sprintf(", %d of them overdue", s.Summary.Overdue[i])
 		}
 		if top > 0 {
 			b.H = math.Log10(float64(c)+1) / top * plot
@@ -112,7 +119,10 @@ func (s *nodeSummary) finish() {
 
 // json is the summary as the JSON list carries it.
 func (s *nodeSummary) json() *NodeHeartbeats {
-	out := &NodeHeartbeats{Total: s.Total, Late: s.Late, RenewAgeBuckets: []AgeBucket{}}
+	out := &NodeHeartbeats{Total: s.Total(), Standings: map[string]int{}, Overdue: s.OverdueTotal(), RenewAgeBuckets: []AgeBucket{}}
+	for _, c := range s.Standings {
+		out.Standings[c.Standing] = c.Count
+	}
 	for i, b := range s.Buckets {
 		switch {
 		case i < len(lock.RenewAgeBuckets):

@@ -3,6 +3,7 @@ package statuspage
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,9 +13,9 @@ import (
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
 )
 
-// nodeFixture: 60 kubelets (40 s leases), judged at now: 55 renewed 5 s ago, one 25 s ago,
-// one 50 s ago (late by 10 s), one 3 minutes ago, two whose record never had a renewTime;
-// and one election.
+// nodeFixture: 60 kubelets (40 s leases), judged at now: 55 renewed 5 s ago (on time), one
+// 25 s ago (lagging: past half its lease), one 50 s ago (expired 10 s ago), one 3 minutes ago,
+// two whose record never had a renewTime (expired); and one election.
 func nodeFixture(t *testing.T) *Handler {
 	t.Helper()
 	o := fake.NewObserver(lock.DefaultHistory)
@@ -40,37 +41,41 @@ func nodeFixture(t *testing.T) *Handler {
 	return New(view{leases: leases, synced: true}, slog.New(slog.DiscardHandler), func() time.Time { return now })
 }
 
-// The list page sums the node heartbeats up: how many, how many late and by how much, the
-// most overdue first, and a histogram of renew ages; its table keeps them out unless their
-// class is asked for.
+// The list page sums the node heartbeats up in lease_class_locks' four standings: how many
+// stand where, the overdue ones (not on time) most overdue first with how long past their
+// expiry, and a histogram of renew ages whose bars are red where a heartbeat counted in them
+// is overdue by its own lease; its table keeps them out unless their class is asked for.
 func TestListPageSumsUpNodeHeartbeats(t *testing.T) {
 	h := nodeFixture(t)
 	_, page := get(t, h, "/leases")
 	for _, want := range []string{
 		`<span id="nodes-total">60</span> heartbeats`,
-		`<span id="nodes-late" class="bad">4 late</span>`,
-		`href="/leases?class=node-heartbeat&amp;unhealthy=1">only the late ones</a>`,
+		`<span id="nodes-on_time" class="ok">55 on_time</span>`,
+		`<span id="nodes-lagging" class="bad">1 lagging</span>`,
+		`<span id="nodes-expired" class="bad">4 expired</span>`,
+		`<span id="nodes-released" class="muted">0 released</span>`,
+		`href="/leases?class=node-heartbeat&amp;unhealthy=1">only the unhealthy ones</a>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the summary lacks %s", want)
 		}
 	}
-	late := regexp.MustCompile(`<tr class="unhealthy"><td><a href="/leases/kube-node-lease/([^"]+)">[^<]+</a></td><td[^>]*>[^<]*</td><td class="num">([^<]*)</td><td class="num">([^<]*)</td></tr>`).FindAllStringSubmatch(page, -1)
+	overdue := regexp.MustCompile(`<tr class="unhealthy"><td><a href="/leases/kube-node-lease/([^"]+)">[^<]+</a></td><td[^>]*>[^<]*</td><td>([^<]*)</td><td class="num">([^<]*)</td><td class="num">([^<]*)</td></tr>`).FindAllStringSubmatch(page, -1)
 	var got []string
-	for _, m := range late {
+	for _, m := range overdue {
 		got = append(got, strings.Join(m[1:], " "))
 	}
-	want := "node-new-a never renewed ,node-new-b never renewed ,node-gone 3m0s 2m20s,node-late 50.0s 10.0s"
+	want := "node-new-a expired never renewed ,node-new-b expired never renewed ,node-gone expired 3m0s 2m20s,node-late expired 50.0s 10.0s,node-slow lagging 25.0s "
 	if strings.Join(got, ",") != want {
-		t.Errorf("late heartbeats %q, want %q (never renewed first, then the most overdue, late by age minus 40 s)", strings.Join(got, ","), want)
+		t.Errorf("overdue heartbeats %q, want %q (never renewed first, then the most overdue, past expiry by age minus 40 s)", strings.Join(got, ","), want)
 	}
 	var buckets []string
-	for _, m := range regexp.MustCompile(`<g class="bucket( late)?"><title>([^<]+)</title>`).FindAllStringSubmatch(page, -1) {
-		buckets = append(buckets, m[2]+map[bool]string{true: " (late)", false: ""}[m[1] != ""])
+	for _, m := range regexp.MustCompile(`<g class="bucket( overdue)?"><title>([^<]+)</title>`).FindAllStringSubmatch(page, -1) {
+		buckets = append(buckets, m[2]+map[bool]string{true: " (red)", false: ""}[m[1] != ""])
 	}
-	wantBuckets := "55 renewed 0s to 10s ago, 0 renewed 10s to 20s ago, 1 renewed 20s to 30s ago, 0 renewed 30s to 40s ago, " +
-		"1 renewed 40s to 1m ago (late), 0 renewed 1m to 2m ago (late), 1 renewed 2m to 5m ago (late), 0 renewed 5m to 15m ago (late), " +
-		"0 renewed 15m to 1h ago (late), 0 renewed over 1h ago (late), 2 never renewed (late)"
+	wantBuckets := "55 renewed 0s to 10s ago, 0 renewed 10s to 20s ago, 1 renewed 20s to 30s ago, 1 of them overdue (red), 0 renewed 30s to 40s ago, " +
+		"1 renewed 40s to 1m ago, 1 of them overdue (red), 0 renewed 1m to 2m ago, 1 renewed 2m to 5m ago, 1 of them overdue (red), 0 renewed 5m to 15m ago, " +
+		"0 renewed 15m to 1h ago, 0 renewed over 1h ago, 2 never renewed (red)"
 	if strings.Join(buckets, ", ") != wantBuckets {
 		t.Errorf("histogram buckets:\n%s\nwant\n%s", strings.Join(buckets, ", "), wantBuckets)
 	}
@@ -86,31 +91,34 @@ func TestListPageSumsUpNodeHeartbeats(t *testing.T) {
 	}
 }
 
-// Past maxLateNodes, the page lists the most overdue and says how many it left out.
-func TestLateNodeHeartbeatsAreBounded(t *testing.T) {
+// Past maxOverdueNodes, the page lists the most overdue and says how many it left out.
+func TestOverdueNodeHeartbeatsAreBounded(t *testing.T) {
 	o := fake.NewObserver(lock.DefaultHistory)
 	now := t0.Add(time.Hour)
 	var leases []*lock.Lease
-	for i := range maxLateNodes + 7 {
+	for i := range maxOverdueNodes + 7 {
 		age := time.Minute + time.Duration(i)*time.Second
 		leases = append(leases, o.Observe(lease("kube-node-lease", fmt.Sprintf("n%03d", i), fmt.Sprint(i), 1, "h", now.Add(-age), t0), now.Add(-age), true))
 	}
 	h := New(view{leases: leases, synced: true}, slog.New(slog.DiscardHandler), func() time.Time { return now })
 	_, page := get(t, h, "/leases")
-	if n := strings.Count(page, `<tr class="unhealthy"><td><a href="/leases/kube-node-lease/`); n != maxLateNodes {
-		t.Errorf("%d late heartbeats listed, want %d", n, maxLateNodes)
+	if n := strings.Count(page, `<tr class="unhealthy"><td><a href="/leases/kube-node-lease/`); n != maxOverdueNodes {
+		t.Errorf("%d overdue heartbeats listed, want %d", n, maxOverdueNodes)
 	}
-	if !strings.Contains(page, fmt.Sprintf("The %d most overdue of %d", maxLateNodes, maxLateNodes+7)) || strings.Contains(page, `/kube-node-lease/n000"`) {
+	if !strings.Contains(page, fmt.Sprintf("The %d most overdue of %d", maxOverdueNodes, maxOverdueNodes+7)) || strings.Contains(page, `/kube-node-lease/n000"`) {
 		t.Error("the cut list does not say so, or keeps the least overdue")
 	}
 }
 
-// The JSON list carries the summary the page draws: the same counts and buckets.
+// The JSON list carries the summary the page draws: the same standings, counts and buckets.
 func TestListJSONSumsUpNodeHeartbeats(t *testing.T) {
 	l := getJSON[List](t, nodeFixture(t), "/api/v1/leases")
 	n := l.NodeHeartbeats
-	if n == nil || n.Total != 60 || n.Late != 4 || n.NeverRenewed != 2 || len(n.RenewAgeBuckets) != 10 {
-		t.Fatalf("node_heartbeats %+v, want 60, 4 late, 2 never renewed, 10 buckets", n)
+	if n == nil || n.Total != 60 || n.Overdue != 5 || n.NeverRenewed != 2 || len(n.RenewAgeBuckets) != 10 {
+		t.Fatalf("node_heartbeats %+v, want 60, 5 overdue, 2 never renewed, 10 buckets", n)
+	}
+	if want := map[string]int{"on_time": 55, "lagging": 1, "expired": 4, "released": 0}; !maps.Equal(n.Standings, want) {
+		t.Errorf("standings %v, want %v", n.Standings, want)
 	}
 	var got []string
 	for _, b := range n.RenewAgeBuckets {

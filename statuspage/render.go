@@ -151,7 +151,7 @@ func detailURL(l Lease) string { return lockURL(l.Namespace, l.Name, l.Kind) }
 
 func lockURL(namespace, name, kind string) string {
 	u := "/leases/" + url.PathEscape(namespace) + "/" + url.PathEscape(name)
-	if kind != lock.KindLease.String() {
+	if kind != lock.DefaultKind.String() {
 		u += "?kind=" + url.QueryEscape(kind)
 	}
 	return u

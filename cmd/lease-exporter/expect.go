@@ -64,7 +64,7 @@ func parseExpected(entry string) (collector.ExpectedLock, error) {
 	if len(parts) < 2 || len(parts) > 3 {
 		return collector.ExpectedLock{}, fmt.Errorf("want namespace/name or namespace/name/kind (kind: %s)", listKinds("or"))
 	}
-	l := collector.ExpectedLock{Kind: lock.KindLease, Namespace: parts[0], Name: parts[1]}
+	l := collector.ExpectedLock{Kind: lock.DefaultKind, Namespace: parts[0], Name: parts[1]}
 	if errs := validation.IsDNS1123Label(l.Namespace); len(errs) > 0 {
 		return l, fmt.Errorf("namespace %q: %s", l.Namespace, strings.Join(errs, "; "))
 	}

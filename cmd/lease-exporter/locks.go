@@ -18,7 +18,7 @@ type lockList struct {
 
 func (l *lockList) String() string {
 	if l == nil || l.uses == nil {
-		return lock.KindLease.Resource()
+		return lock.DefaultKind.Resource()
 	}
 	return strings.Join(l.uses, ",")
 }
@@ -40,7 +40,7 @@ func (l *lockList) Set(s string) error {
 // Kinds returns the lock kinds to watch, in the order given.
 func (l *lockList) Kinds() []lock.Kind {
 	if l.uses == nil {
-		return []lock.Kind{lock.KindLease}
+		return lock.DefaultKinds()
 	}
 	return l.kinds
 }

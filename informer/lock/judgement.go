@@ -68,6 +68,22 @@ func (s Standing) String() string {
 	return "unknown"
 }
 
+// Overdue reports whether a lock of standing s is not on time: lagging, expired or released,
+// the node heartbeats lease_overdue_observed_renew_timestamp_seconds names and the status
+// page lists.
+func (s Standing) Overdue() bool { return s != StandingOnTime }
+
+// PastExpiry returns how long before at (Unix µs) l expired, judged as Held judges it; ok is
+// false while it has not (held, or released before), and for a record without a renewTime or
+// a duration, which never had an expiry to pass.
+func (l *Lease) PastExpiry(at int64) (µs int64, ok bool) {
+	expiry, has := l.Expiry()
+	if !has || l.Holder == "" || expiry >= at {
+		return 0, false
+	}
+	return at - expiry, true
+}
+
 // StandingAt judges l at time at (Unix µs, from JudgedAt). It does not allocate.
 func (l *Lease) StandingAt(at int64) Standing {
 	switch {

@@ -16,6 +16,14 @@ const (
 	KindEndpoints
 )
 
+// DefaultKind is the kind meant wherever none is named: what is watched without --locks, the
+// kind of an --expect entry without one, of a status page address without ?kind=, and what
+// a Kind outside the table reads as. Kubernetes' own electors all use Leases.
+const DefaultKind = KindLease
+
+// DefaultKinds is what is watched when nothing else is asked for.
+func DefaultKinds() []Kind { return []Kind{DefaultKind} }
+
 // lockKind is one row of the lock kinds table: everything that differs between lock kinds.
 // The --locks flag, the sources informer.New builds (a Lease source, or an annotation source
 // for an annotation lock), the kind label, the self-metrics, the docs tests and the RBAC in
@@ -53,10 +61,11 @@ var Kinds = func() []Kind {
 	return kinds
 }()
 
-// row returns the kind's row; a Kind outside the table (never set by a source) reads as a Lease.
+// row returns the kind's row; a Kind outside the table (never set by a source) reads as the
+// DefaultKind.
 func (k Kind) row() *lockKind {
 	if !k.Valid() {
-		return &lockKinds[KindLease]
+		return &lockKinds[DefaultKind]
 	}
 	return &lockKinds[k]
 }

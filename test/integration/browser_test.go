@@ -108,7 +108,7 @@ func TestStatusPageInBrowser(t *testing.T) {
 	createLease(t, ns, "reports-cron", "reports-cron-6f7d-x", time.Now(), 1) // never renewed: expires after 1 s
 	createLease(t, ns, "hostile", hostileHolder, time.Now(), 3600)
 	// A kubelet gone quiet. The exporter sees a new Lease renew when it arrives, whatever its
-	// renewTime says, so the heartbeat lasts 1 s rather than a kubelet's 40: it is late by the
+	// renewTime says, so the heartbeat lasts 1 s rather than a kubelet's 40: it has expired by the
 	// time the page is read.
 	lateNode := ns + "-node"
 	createLease(t, "kube-node-lease", lateNode, lateNode, time.Now(), 1)
@@ -171,23 +171,23 @@ func TestStatusPageInBrowser(t *testing.T) {
 		t.Errorf("Enter on the focused Name header: %q, want it sorted descending", got)
 	}
 
-	// The node heartbeats are summed up: the late one listed, late by its renew age less its
-	// second, and the histogram counting it.
+	// The node heartbeats are summed up: the expired one listed as such, past its expiry by
+	// its renew age less its second, and the histogram counting it.
 	if err := chromedp.Do(ctx, chromedp.Navigate(env.exp.URL()+"/leases?namespace=kube-node-lease"), chromedp.WaitVisible(chromedp.CSS("#nodes"))); err != nil {
 		t.Fatal(err)
 	}
-	late := eval[string](t, ctx, `Array.from(document.querySelectorAll("#late-nodes tbody tr")).filter(r => r.cells[0].textContent === "`+lateNode+`").map(r => r.cells[2].textContent + " " + r.cells[3].textContent).join("")`)
-	ages := strings.Fields(late)
-	if len(ages) != 2 {
-		t.Fatalf("late node %s: row %q, want its renew age and lateness", lateNode, late)
+	row := eval[string](t, ctx, `Array.from(document.querySelectorAll("#overdue-nodes tbody tr")).filter(r => r.cells[0].textContent === "`+lateNode+`").map(r => r.cells[2].textContent + " " + r.cells[3].textContent + " " + r.cells[4].textContent).join("")`)
+	fields := strings.Fields(row)
+	if len(fields) != 3 || fields[0] != "expired" {
+		t.Fatalf("overdue node %s: row %q, want expired, its renew age and how long past its expiry", lateNode, row)
 	}
-	age, err1 := time.ParseDuration(ages[0])
-	by, err2 := time.ParseDuration(ages[1])
-	if err1 != nil || err2 != nil || age <= time.Second || by != age-time.Second {
-		t.Errorf("late node %s: renew age %s, late by %s; want late by the age less its 1 s lease", lateNode, ages[0], ages[1])
+	age, err1 := time.ParseDuration(fields[1])
+	past, err2 := time.ParseDuration(fields[2])
+	if err1 != nil || err2 != nil || age <= time.Second || past != age-time.Second {
+		t.Errorf("overdue node %s: renew age %s, past expiry %s; want past expiry by the age less its 1 s lease", lateNode, fields[1], fields[2])
 	}
 	if n := eval[float64](t, ctx, `Array.from(document.querySelectorAll("#renew-ages g.bucket text.count")).reduce((s, c) => s + +c.textContent, 0)`); n < 1 {
-		t.Errorf("the renew-age histogram counts %v heartbeats, want at least the late one", n)
+		t.Errorf("the renew-age histogram counts %v heartbeats, want at least the expired one", n)
 	}
 	screenshot(t, ctx, "leases-nodes.png")
 	if err := chromedp.Do(ctx, chromedp.Navigate(list), chromedp.WaitVisible(chromedp.CSS("#leases"))); err != nil {
