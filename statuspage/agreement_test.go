@@ -15,16 +15,6 @@ import (
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
 )
 
-// staleView is a view one of whose scopes' watch broke at frozen: the exporter judges every
-// lock as of then (informer.JudgedAt), although the scopes still open keep delivering newer
-// records.
-type staleView struct {
-	view
-	frozen time.Time
-}
-
-func (v staleView) FreshAsOf(now time.Time) time.Time { return v.frozen }
-
 // mixedLocks: every class and standing at now, one lock of each: elections held, lagging,
 // expired and released; node heartbeats on time, lagging, expired and never renewed; an API
 // server identity. lastSeen is when the newest of them was observed.
@@ -64,14 +54,10 @@ func TestPageJSONAndMetricsAgree(t *testing.T) {
 	leases, lastSeen := mixedLocks(now)
 	for _, c := range []struct {
 		name string
-		v    interface {
-			HasSynced() bool
-			FreshAsOf(time.Time) time.Time
-			Range(func(*lock.Lease))
-		}
+		v    Source
 	}{
 		{"watch open", view{leases: leases, synced: true}},
-		{"one scope's watch down", staleView{view{leases: leases, synced: true}, lastSeen.Add(-3 * time.Second)}},
+		{"one scope's watch down", frozenView{view{leases: leases, synced: true}, lastSeen.Add(-3 * time.Second)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			clock := func() time.Time { return now }

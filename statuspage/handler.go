@@ -40,9 +40,18 @@ func Reserved(path string) bool {
 	return path == Path || strings.HasPrefix(path, Path+"/") || strings.HasPrefix(path, APIPrefix)
 }
 
-// Handler serves Patterns from a view of the cache.
+// Source is what the pages read, all of it the informer's cache (informer.Cache): the view
+// the locks are judged from, the LeaseCandidates, the deleted locks, and one lock by its
+// address, which a detail page looks up instead of passing over the view.
+type Source interface {
+	informer.CoordinatedView
+	informer.DeletionView
+	Lookup(kind lock.Kind, namespace, name string) *lock.Lease
+}
+
+// Handler serves Patterns from the cache.
 type Handler struct {
-	view   informer.View
+	src    Source
 	now    func() time.Time
 	logger *slog.Logger
 	mux    *http.ServeMux
@@ -53,11 +62,11 @@ type Handler struct {
 }
 
 // New returns the handler; now is the clock (nil: time.Now).
-func New(view informer.View, logger *slog.Logger, now func() time.Time) *Handler {
+func New(src Source, logger *slog.Logger, now func() time.Time) *Handler {
 	if now == nil {
 		now = time.Now
 	}
-	h := &Handler{view: view, now: now, logger: logger, mux: http.NewServeMux()}
+	h := &Handler{src: src, now: now, logger: logger, mux: http.NewServeMux()}
 	h.mux.HandleFunc(Patterns[0], h.listPage)
 	h.mux.HandleFunc(Patterns[1], h.detailPage)
 	h.mux.HandleFunc(Patterns[2], h.listJSON)
@@ -129,11 +138,11 @@ func kindOf(r *http.Request) string {
 }
 
 func (h *Handler) listJSON(w http.ResponseWriter, r *http.Request) {
-	h.writeJSON(w, http.StatusOK, list(h.view, h.now(), filterOf(r)))
+	h.writeJSON(w, http.StatusOK, list(h.src, h.now(), filterOf(r)))
 }
 
 func (h *Handler) detailJSON(w http.ResponseWriter, r *http.Request) {
-	d, ok := find(h.view, informer.JudgedAt(h.view, h.now()), r.PathValue("namespace"), r.PathValue("name"), kindOf(r))
+	d, ok := find(h.src, informer.JudgedAt(h.src, h.now()), r.PathValue("namespace"), r.PathValue("name"), kindOf(r))
 	if !ok {
 		h.writeJSON(w, http.StatusNotFound, map[string]string{"error": notFound(r)})
 		return
@@ -159,7 +168,7 @@ func (h *Handler) writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func (h *Handler) listPage(w http.ResponseWriter, r *http.Request) {
-	p := listPageOf(h.view, h.now(), filterOf(r))
+	p := listPageOf(h.src, h.now(), filterOf(r))
 	p.Grafana = h.grafanaLink(grafanaOverview)
 	h.render(w, http.StatusOK, "list", p)
 }
@@ -171,8 +180,8 @@ func (h *Handler) detailPage(w http.ResponseWriter, r *http.Request) {
 		h.render(w, http.StatusBadRequest, "badrequest", fmt.Sprintf("window %q is not one the timeline offers: use one of %s", window, windowNames()))
 		return
 	}
-	at := informer.JudgedAt(h.view, h.now())
-	d, ok := find(h.view, at, r.PathValue("namespace"), r.PathValue("name"), kindOf(r))
+	at := informer.JudgedAt(h.src, h.now())
+	d, ok := find(h.src, at, r.PathValue("namespace"), r.PathValue("name"), kindOf(r))
 	if !ok {
 		h.render(w, http.StatusNotFound, "notfound", notFound(r))
 		return

@@ -15,25 +15,38 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
 )
 
 var t0 = time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC)
 
-// view is a hand-built informer.View judged at now.
+// view is a hand-built Source judged at now, without LeaseCandidates or deleted locks
+// (candidateView and deletionsView add them).
 type view struct {
 	leases []*lock.Lease
 	synced bool
 }
 
-func (v view) HasSynced() bool                   { return v.synced }
-func (v view) FreshAsOf(now time.Time) time.Time { return now }
+func (v view) HasSynced() bool                       { return v.synced }
+func (v view) FreshAsOf(now time.Time) time.Time     { return now }
+func (v view) WatchingCandidates() bool              { return false }
+func (v view) RangeCandidates(func(*lock.Candidate)) {}
+func (v view) RangeDeleted(func(*lock.Tombstone))    {}
 func (v view) Range(fn func(*lock.Lease)) {
 	for _, l := range v.leases {
 		fn(l)
 	}
+}
+
+// Lookup is the informer's by address; the pages must not depend on how it finds the lock.
+func (v view) Lookup(kind lock.Kind, namespace, name string) *lock.Lease {
+	for _, l := range v.leases {
+		if l.Kind() == kind && l.Namespace() == namespace && l.Name() == name {
+			return l
+		}
+	}
+	return nil
 }
 
 // lease is a Lease written at renew by holder (15 s, acquired at acquired).
@@ -349,7 +362,7 @@ func TestDetailPageSaysWhenItJudged(t *testing.T) {
 	leases := []*lock.Lease{renewed, never}
 	for _, tc := range []struct {
 		name string
-		view informer.View
+		view Source
 		want string
 	}{
 		{"current", view{leases: leases, synced: true}, "2026-11-24T03:01:00Z"},

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
@@ -134,16 +133,4 @@ func (s *nodeSummary) json() *NodeHeartbeats {
 		}
 	}
 	return out
-}
-
-// short writes 40s, 1m, 2m, 1h.
-func short(d time.Duration) string {
-	switch {
-	case d >= time.Hour:
-		return fmt.Sprintf("%dh", int(d/time.Hour))
-	case d >= time.Minute:
-		return fmt.Sprintf("%dm", int(d/time.Minute))
-	default:
-		return fmt.Sprintf("%ds", int(d/time.Second))
-	}
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"html"
 	"html/template"
-	"net/url"
-	"slices"
 	"strings"
 	"time"
 )
@@ -84,98 +82,118 @@ func timelineOf(h *History, at time.Time, span time.Duration, window, pageURL st
 	if h == nil {
 		return nil
 	}
-	start := at.Add(-span)
-	if span == 0 {
-		start = at.Add(-time.Minute) // an empty history still gets an axis
-		if len(h.Tenures) > 0 && h.Tenures[0].From.Before(start) {
-			start = h.Tenures[0].From
-		}
-	}
-	tl := &timeline{Start: stamp(start), End: stamp(at)}
+	d := newDrawing(h, at, span)
+	tl := &timeline{Start: stamp(d.start), End: stamp(at)}
 	if pageURL != "" {
 		for _, w := range timelineWindows {
 			tl.Windows = append(tl.Windows, windowLink{Name: w.name, URL: withQuery(pageURL, "window", w.name),
 				Current: w.name == window || (window == "" && w.span == 0)})
 		}
 	}
-	total := at.Sub(start).Seconds()
-	x := func(t time.Time) float64 {
-		return min(max(t.Sub(start).Seconds()/total, 0), 1) * timelineWidth
-	}
-	colours := map[string]int{}
-	var words []string
-	addGap := func(from, to time.Time) {
-		if !to.After(start) || !to.After(from) {
-			return
-		}
-		d := to.Sub(from).Seconds()
-		title := "leaderless for " + seconds(&d) + ", " + stamp(from) + " to " + stamp(to)
-		tl.Gaps = append(tl.Gaps, stretch{X: x(from), W: x(to) - x(from), Title: title})
-		words = append(words, title)
-	}
 	for i, t := range h.Tenures {
 		if i > 0 && h.Tenures[i-1].To != nil {
-			addGap(*h.Tenures[i-1].To, t.From)
+			d.gap(*h.Tenures[i-1].To, t.From)
 		}
-		end, ended, how := at, t.Ended, "holding"
-		switch {
-		case t.To != nil:
-			end, how = *t.To, "ended: "+strings.ReplaceAll(ended, "_", " ")
-		case h.LeaderlessSince != nil:
-			// The record still names its holder, but the lease ran out unrenewed.
-			end, ended, how = *h.LeaderlessSince, "expired", "not renewed: its lease expired"
-		}
-		if !end.After(start) {
-			continue
-		}
-		if _, ok := colours[t.Holder]; !ok {
-			colours[t.Holder] = len(colours) % holderColours
-		}
-		holder := t.Holder
-		if holder == "" {
-			holder = "(no holder)"
-		}
-		held := end.Sub(t.From).Seconds()
-		to := stamp(end)
-		if end.Equal(at) {
-			to = "now"
-		}
-		title := fmt.Sprintf("%s held it for %s, %s to %s; %s", holder, seconds(&held), stamp(t.From), to, how)
-		s := stretch{X: x(t.From), W: x(end) - x(t.From), Holder: t.Holder, Colour: colours[t.Holder], Ended: ended, Title: title}
-		s.EndX, s.LabelX = max(s.X, s.X+s.W-3), s.X+4
-		label := holder
-		if ended != "" {
-			label += " · " + strings.ReplaceAll(ended, "_", " ")
-		}
-		if float64(len([]rune(label)))*labelCharWidth+8 <= s.W {
-			s.Label = label
-		} else if float64(len([]rune(holder)))*labelCharWidth+8 <= s.W {
-			s.Label = holder
-		}
-		tl.Bars = append(tl.Bars, s)
-		words = append(words, title)
+		d.tenure(t, h.LeaderlessSince)
 	}
 	if h.LeaderlessSince != nil {
-		addGap(*h.LeaderlessSince, at)
+		d.gap(*h.LeaderlessSince, at)
 	}
-	if len(words) == 0 {
+	tl.Bars, tl.Gaps = d.bars, d.gaps
+	if len(d.words) == 0 {
 		tl.Description = "No holder in this window."
 	} else {
-		tl.Description = strings.Join(words, ". ") + "."
+		tl.Description = strings.Join(d.words, ". ") + "."
 	}
 	return tl
 }
 
-// withQuery sets key to value in the query of path, a path with an optional query.
-func withQuery(path, key, value string) string {
-	u, err := url.Parse(path)
-	if err != nil {
-		return path
+// drawing is a timeline being drawn: the axis from start to at, the bars and gaps so far,
+// the colours given to holders, and the picture in words.
+type drawing struct {
+	start, at  time.Time
+	bars, gaps []stretch
+	colours    map[string]int
+	words      []string
+}
+
+// newDrawing starts the axis at at-span, or for span 0 at the first tenure kept (at least a
+// minute back, so an empty history still gets an axis).
+func newDrawing(h *History, at time.Time, span time.Duration) *drawing {
+	start := at.Add(-span)
+	if span == 0 {
+		start = at.Add(-time.Minute)
+		if len(h.Tenures) > 0 && h.Tenures[0].From.Before(start) {
+			start = h.Tenures[0].From
+		}
 	}
-	q := u.Query()
-	q.Set(key, value)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return &drawing{start: start, at: at, colours: map[string]int{}}
+}
+
+// x is t's place on the axis, clamped to it.
+func (d *drawing) x(t time.Time) float64 {
+	return min(max(t.Sub(d.start).Seconds()/d.at.Sub(d.start).Seconds(), 0), 1) * timelineWidth
+}
+
+// gap draws the leaderless time from from to to, if it shows in the window.
+func (d *drawing) gap(from, to time.Time) {
+	if !to.After(d.start) || !to.After(from) {
+		return
+	}
+	s := to.Sub(from).Seconds()
+	title := "leaderless for " + seconds(&s) + ", " + stamp(from) + " to " + stamp(to)
+	d.gaps = append(d.gaps, stretch{X: d.x(from), W: d.x(to) - d.x(from), Title: title})
+	d.words = append(d.words, title)
+}
+
+// tenure draws t's bar, if it shows in the window; leaderlessSince cuts a tenure whose
+// holder stopped renewing at its expiry.
+func (d *drawing) tenure(t Tenure, leaderlessSince *time.Time) {
+	end, ended, how := d.at, t.Ended, "holding"
+	switch {
+	case t.To != nil:
+		end, how = *t.To, "ended: "+strings.ReplaceAll(ended, "_", " ")
+	case leaderlessSince != nil:
+		// The record still names its holder, but the lease ran out unrenewed.
+		end, ended, how = *leaderlessSince, "expired", "not renewed: its lease expired"
+	}
+	if !end.After(d.start) {
+		return
+	}
+	if _, ok := d.colours[t.Holder]; !ok {
+		d.colours[t.Holder] = len(d.colours) % holderColours
+	}
+	holder := t.Holder
+	if holder == "" {
+		holder = "(no holder)"
+	}
+	held := end.Sub(t.From).Seconds()
+	to := stamp(end)
+	if end.Equal(d.at) {
+		to = "now"
+	}
+	title := fmt.Sprintf("%s held it for %s, %s to %s; %s", holder, seconds(&held), stamp(t.From), to, how)
+	s := stretch{X: d.x(t.From), W: d.x(end) - d.x(t.From), Holder: t.Holder, Colour: d.colours[t.Holder], Ended: ended, Title: title}
+	s.EndX, s.LabelX = max(s.X, s.X+s.W-3), s.X+4
+	s.Label = barLabel(holder, ended, s.W)
+	d.bars = append(d.bars, s)
+	d.words = append(d.words, title)
+}
+
+// barLabel is what is written on a bar w units wide: the holder and how its tenure ended,
+// else the holder alone, else nothing.
+func barLabel(holder, ended string, w float64) string {
+	label := holder
+	if ended != "" {
+		label += " · " + strings.ReplaceAll(ended, "_", " ")
+	}
+	switch {
+	case float64(len([]rune(label)))*labelCharWidth+8 <= w:
+		return label
+	case float64(len([]rune(holder)))*labelCharWidth+8 <= w:
+		return holder
+	}
+	return ""
 }
 
 // stripSpan is the span of the list page's strips: an hour shows whether a lock flaps.
@@ -199,41 +217,4 @@ func strip(h *History, at time.Time) template.HTML {
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()) // every value above is escaped
-}
-
-// sparkline draws the renewal intervals, oldest first, as bars against the lease duration
-// (a dashed line where one interval would let the lease run out), each titled with its
-// length: whether renewals slowed before a loss shows as bars climbing toward the line.
-func sparkline(intervals []float64, duration *int32) template.HTML {
-	if len(intervals) == 0 {
-		return ""
-	}
-	top := slices.Max(intervals)
-	if duration != nil {
-		top = max(top, float64(*duration))
-	}
-	if top <= 0 {
-		top = 1
-	}
-	const w, h = 200.0, 40.0
-	bw := w / float64(len(intervals))
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg id="cadence" class="cadence" viewBox="0 0 %.0f %.0f" role="img"><title>Renewal intervals, oldest first: `, w, h)
-	for i, iv := range intervals {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(seconds(&iv))
-	}
-	b.WriteString(`</title>`)
-	for i, iv := range intervals {
-		bh := max(iv/top*(h-2), 1)
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f"><title>%s</title></rect>`, float64(i)*bw+1, h-bh, bw-2, bh, seconds(&iv))
-	}
-	if duration != nil {
-		y := h - float64(*duration)/top*(h-2)
-		fmt.Fprintf(&b, `<line class="duration" x1="0" x2="%.0f" y1="%.1f" y2="%.1f"><title>lease duration %ds</title></line>`, w, y, y, *duration)
-	}
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String()) // numbers and seconds() only
 }

@@ -18,7 +18,6 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/exposition"
-	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/statuspage"
 )
 
@@ -48,7 +47,7 @@ func newRegistry() *prometheus.Registry {
 // Lease, so they share one in-flight limit.
 type handlers struct{ metrics, leases http.Handler }
 
-func newHandlers(opts *options, reg *prometheus.Registry, view informer.View, logger *slog.Logger) handlers {
+func newHandlers(opts *options, reg *prometheus.Registry, view statuspage.Source, logger *slog.Logger) handlers {
 	limit := newLimit(opts.maxRequests)
 	series := []collector.Option{collector.WithExtended(opts.extendedMetrics),
 		collector.WithPerLeaseNodeHeartbeats(opts.nodeHeartbeats == nodeHeartbeatsPerLease)}

@@ -15,9 +15,13 @@ import (
 
 type fakeView struct{ synced bool }
 
-func (v fakeView) HasSynced() bool                 { return v.synced }
-func (fakeView) Range(func(*lock.Lease))           {}
-func (fakeView) FreshAsOf(now time.Time) time.Time { return now }
+func (v fakeView) HasSynced() bool                            { return v.synced }
+func (fakeView) Range(func(*lock.Lease))                      {}
+func (fakeView) FreshAsOf(now time.Time) time.Time            { return now }
+func (fakeView) WatchingCandidates() bool                     { return false }
+func (fakeView) RangeCandidates(func(*lock.Candidate))        {}
+func (fakeView) RangeDeleted(func(*lock.Tombstone))           {}
+func (fakeView) Lookup(lock.Kind, string, string) *lock.Lease { return nil }
 
 func testServer(t *testing.T, synced bool, mutate func(*options)) *httptest.Server {
 	t.Helper()

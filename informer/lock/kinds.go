@@ -104,6 +104,16 @@ func (k Kind) RBACRule() RBACRule {
 	return RBACRule{APIGroup: gvr.Group, Resource: gvr.Resource, Verbs: []string{"list", "watch"}}
 }
 
+// KindNamed returns the Kind whose API kind (its String, "ConfigMap") is name.
+func KindNamed(name string) (Kind, bool) {
+	for _, k := range Kinds {
+		if k.String() == name {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
 // KindOfResource returns the Kind whose Resource is resource.
 func KindOfResource(resource string) (Kind, bool) {
 	for _, k := range Kinds {

@@ -34,8 +34,19 @@ func NewOneLeaseView() OneLeaseView {
 	return OneLeaseView{Lease: lock.Project(l), Block: make(chan struct{}), Entered: make(chan struct{}, 100)}
 }
 
-func (v OneLeaseView) HasSynced() bool                   { return true }
-func (v OneLeaseView) FreshAsOf(now time.Time) time.Time { return now }
+func (v OneLeaseView) HasSynced() bool                       { return true }
+func (v OneLeaseView) FreshAsOf(now time.Time) time.Time     { return now }
+func (v OneLeaseView) WatchingCandidates() bool              { return false }
+func (v OneLeaseView) RangeCandidates(func(*lock.Candidate)) {}
+func (v OneLeaseView) RangeDeleted(func(*lock.Tombstone))    {}
+
+// Lookup finds the Lease without waiting on Block: a detail page does not pass over the view.
+func (v OneLeaseView) Lookup(kind lock.Kind, namespace, name string) *lock.Lease {
+	if kind == v.Lease.Kind() && namespace == v.Lease.Namespace() && name == v.Lease.Name() {
+		return v.Lease
+	}
+	return nil
+}
 
 // Range reports the Lease once Block is closed.
 func (v OneLeaseView) Range(fn func(*lock.Lease)) {

@@ -1,13 +1,9 @@
 package statuspage
 
-import (
-	"cmp"
-	"slices"
-	"time"
+import "time"
 
-	"github.com/lease-exporter/lease-exporter/informer"
-	"github.com/lease-exporter/lease-exporter/informer/lock"
-)
+// The JSON API's answers (GET /api/v1/leases and /api/v1/leases/{namespace}/{name}), which
+// the pages also render: docs/status-page.md documents every field.
 
 // List is the answer of GET /api/v1/leases and what GET /leases renders.
 type List struct {
@@ -125,6 +121,49 @@ type Tenure struct {
 	GapBeforeSeconds *float64 `json:"gap_before_seconds"`
 }
 
+// Deleted is a lock incarnation (one UID) the exporter saw deleted within the retention
+// (--history.deleted-retention): who held it and when it went.
+type Deleted struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Kind      string `json:"kind"`
+	Class     string `json:"class"`
+	UID       string `json:"uid"`
+	// Holder is the holder its last record named, "" when nobody held it.
+	Holder string `json:"holder"`
+	// Held says the holder's lease was still valid when the lock went.
+	Held bool `json:"held"`
+	// DeletedAt is when the exporter saw it go. SeenLive false: noticed in a relist or a
+	// watch replay, so it went between LastObservedChange and DeletedAt.
+	DeletedAt time.Time `json:"deleted_at"`
+	SeenLive  bool      `json:"seen_live"`
+	// LastObservedChange is when the exporter last saw its record change (the observed renew
+	// time); null without a renewTime.
+	LastObservedChange *time.Time `json:"last_observed_change"`
+	// RecreatedAt is when the exporter first saw the lock's next incarnation (a new UID); null
+	// while there is none.
+	RecreatedAt *time.Time `json:"recreated_at"`
+	// History is the incarnation's history, its last tenure ended "deleted" (or "expired");
+	// only in a detail's previous_incarnation, and null for locks that keep none.
+	History *History `json:"history,omitempty"`
+}
+
+// Candidate is one LeaseCandidate of a coordinated election (KEP-4355): a component that
+// stands for the Lease, the versions it runs and how recently it renewed.
+type Candidate struct {
+	Name             string `json:"name"`
+	BinaryVersion    string `json:"binary_version"`
+	EmulationVersion string `json:"emulation_version"`
+	Strategy         string `json:"strategy"`
+	// Fresh is lock.Candidate.Fresh: seen renewing within lock.CandidateFreshness (10 min).
+	Fresh             bool       `json:"fresh"`
+	RenewTime         *time.Time `json:"renew_time"`
+	ObservedRenewTime *time.Time `json:"observed_renew_time"`
+	PingTime          *time.Time `json:"ping_time"`
+	// Preferred: the API server names this candidate the Lease's spec.preferredHolder.
+	Preferred bool `json:"preferred"`
+}
+
 // Filter selects leases; its zero value selects all.
 type Filter struct {
 	Namespace, Class, Kind string
@@ -140,146 +179,3 @@ func (f Filter) matchLock(namespace, class, kind string) bool {
 	return (f.Namespace == "" || f.Namespace == namespace) && (f.Class == "" || f.Class == class) &&
 		(f.Kind == "" || f.Kind == kind)
 }
-
-// list judges every lock of view matching f at informer.JudgedAt(view, now), sorted by
-// namespace, name and kind.
-func list(view informer.View, now time.Time, f Filter) List {
-	at := informer.JudgedAt(view, now)
-	out := List{Synced: view.HasSynced(), EvaluatedAt: at.UTC(), Stale: informer.Staleness(at, now) > 0, Leases: []Lease{}, Deleted: []Deleted{}}
-	if !out.Synced {
-		return out
-	}
-	out.Deleted = deletedList(view, tombstones(view), f)
-	nodes := &nodeSummary{}
-	view.Range(func(l *lock.Lease) {
-		s := summarize(l, at)
-		if f.match(&s) {
-			out.Leases = append(out.Leases, s)
-		}
-		if l.Class == lock.ClassNodeHeartbeat && f.matchLock(s.Namespace, s.Class, s.Kind) {
-			nodes.add(l, at.UnixMicro())
-		}
-	})
-	slices.SortFunc(out.Leases, func(a, b Lease) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Kind, b.Kind))
-	})
-	if nodes.Total() > 0 {
-		nodes.finish()
-		out.NodeHeartbeats = nodes.json()
-	}
-	return out
-}
-
-// find returns the detail of the lock namespace/name of kind judged at at (from
-// informer.JudgedAt), with its previous incarnation if it was recreated; for a lock that
-// went, its tombstone's; false if the view has neither.
-func find(view informer.View, at time.Time, namespace, name, kind string) (Detail, bool) {
-	if !view.HasSynced() {
-		return Detail{}, false
-	}
-	var found *lock.Lease
-	view.Range(func(l *lock.Lease) {
-		if l.Namespace() == namespace && l.Name() == name && l.Kind().String() == kind {
-			found = l
-		}
-	})
-	tombs := tombstones(view)
-	if found != nil {
-		d := detail(found, at)
-		d.PreviousIncarnation = previousIncarnation(view, tombs, found)
-		d.Strategy, d.PreferredHolder = found.Strategy(), found.PreferredHolder()
-		if found.Kind() == lock.KindLease {
-			d.Candidates = candidatesOf(view, namespace, name, d.PreferredHolder, at)
-		}
-		return d, true
-	}
-	if t := newestTombstone(tombs, lockKey{kind, namespace, name}); t != nil {
-		return buried(view, tombs, t), true
-	}
-	return Detail{}, false
-}
-
-func summarize(l *lock.Lease, at time.Time) Lease {
-	atµ := at.UnixMicro()
-	j := lock.Judge(l, atµ)
-	s := Lease{
-		Namespace: l.Namespace(), Name: l.Name(), Kind: l.Kind().String(), Class: l.Class.String(),
-		Holder: l.Holder, Held: j.Held, Healthy: j.Healthy(), Problems: j.Problems(),
-		ObservedHolderChanges: l.ObservedHolderChanges,
-	}
-	if l.HasRenewTime {
-		s.RenewTime = timeOf(l.RenewTime)
-		s.ObservedRenewTime = timeOf(l.ObservedRenewTime)
-		age, _ := l.RenewAge(atµ)
-		s.RenewAgeSeconds = ptr(float64(age) / 1e6)
-	}
-	if l.HasAcquireTime {
-		s.AcquireTime = timeOf(l.AcquireTime)
-	}
-	if l.HasDuration {
-		s.LeaseDurationSeconds = ptr(l.DurationSeconds)
-	}
-	if l.HasTransitions {
-		s.LeaseTransitions = ptr(l.Transitions)
-	}
-	if ms, ok := l.ClockSkew(); ok {
-		s.HolderClockSkewSeconds = ptr(float64(ms) / 1e3)
-	}
-	if at := l.LastHolderChange(); at != 0 {
-		s.LastHolderChange = timeOf(at)
-	}
-	return s
-}
-
-func detail(l *lock.Lease, at time.Time) Detail {
-	d := Detail{Lease: summarize(l, at), UID: l.UID.String(), FirstSeen: *timeOf(l.FirstSeen)}
-	if expiry, ok := l.Expiry(); ok {
-		d.Expiry = timeOf(expiry)
-	}
-	if h := l.History(); h != nil {
-		d.History = history(h.Snapshot(), l, at, d.Held)
-	}
-	return d
-}
-
-// history formats snap, l's history, judged at at, when l is held or not.
-func history(snap lock.HistorySnapshot, l *lock.Lease, at time.Time, held bool) *History {
-	out := &History{Tenures: []Tenure{}, RenewalIntervalsSeconds: []float64{}}
-	for _, ms := range snap.RenewalIntervals {
-		out.RenewalIntervalsSeconds = append(out.RenewalIntervalsSeconds, float64(ms)/1e3)
-	}
-	atµ := at.UnixMicro()
-	for i, t := range snap.Tenures {
-		end := t.To
-		if t.Ended == lock.Holding {
-			end = atµ
-		}
-		tn := Tenure{Holder: t.Holder, From: *timeOf(t.From), LastRenew: *timeOf(t.LastRenew), Ended: t.Ended.String(),
-			SeenLive: t.Live, HeldSeconds: max(0, float64(end-t.From)/1e6)}
-		if t.Ended != lock.Holding {
-			tn.To = timeOf(t.To)
-		}
-		if i > 0 && snap.Tenures[i-1].To != 0 {
-			tn.GapBeforeSeconds = ptr(max(0, float64(t.From-snap.Tenures[i-1].To)/1e6))
-		}
-		out.Tenures = append(out.Tenures, tn)
-	}
-	if !held && len(snap.Tenures) > 0 {
-		last := snap.Tenures[len(snap.Tenures)-1]
-		since := last.To
-		if last.Ended == lock.Holding {
-			since, _ = l.Expiry()
-		}
-		if since != 0 {
-			out.LeaderlessSince = timeOf(since)
-		}
-	}
-	return out
-}
-
-func timeOf(µs int64) *time.Time {
-	t := time.UnixMicro(µs).UTC()
-	return &t
-}
-
-func ptr[T any](v T) *T { return &v }
