@@ -42,12 +42,9 @@ type CandidateCollector struct {
 var _ prometheus.Collector = (*CandidateCollector)(nil)
 
 // NewCandidates returns the collector of the coordinated election series of view's Leases and
-// LeaseCandidates; nil now means time.Now.
-func NewCandidates(view informer.CoordinatedView, now func() time.Time) *CandidateCollector {
-	if now == nil {
-		now = time.Now
-	}
-	return &CandidateCollector{view: view, now: now}
+// LeaseCandidates.
+func NewCandidates(view informer.CoordinatedView, s Settings) *CandidateCollector {
+	return &CandidateCollector{view: view, now: s.clock()}
 }
 
 // Describe sends every descriptor the collector may emit.

@@ -107,7 +107,7 @@ lease_candidates_fresh{lease="kube-scheduler",namespace="kube-system"} 1
 lease_holder_is_preferred{lease="kube-controller-manager",namespace="kube-system"} 1
 lease_holder_is_preferred{lease="kube-scheduler",namespace="kube-system"} 0
 `
-	c := NewCandidates(v, func() time.Time { return scrapeTime })
+	c := NewCandidates(v, Settings{Now: func() time.Time { return scrapeTime }})
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
 		t.Error(err)
 	}
@@ -118,7 +118,7 @@ lease_holder_is_preferred{lease="kube-scheduler",namespace="kube-system"} 0
 
 func TestCandidateSeriesAbsentUntilSynced(t *testing.T) {
 	v := candidateView(t, nil, candidate("kube-system", "s-1", "kube-scheduler", "1.36.0", time.Minute, 0))
-	c := NewCandidates(split{staticView{synced: false}, v}, func() time.Time { return scrapeTime })
+	c := NewCandidates(split{staticView{synced: false}, v}, Settings{Now: func() time.Time { return scrapeTime }})
 	if n := testutil.CollectAndCount(c); n != 0 {
 		t.Errorf("%d series before the cache synced, want none", n)
 	}
@@ -126,7 +126,7 @@ func TestCandidateSeriesAbsentUntilSynced(t *testing.T) {
 
 func TestCandidateSeriesNoneForOrdinaryLeases(t *testing.T) {
 	v := candidateView(t, []*coordinationv1.Lease{lease("team-a", "ctrl", held("pod-1", time.Second, 15))})
-	if n := testutil.CollectAndCount(NewCandidates(v, func() time.Time { return scrapeTime })); n != 0 {
+	if n := testutil.CollectAndCount(NewCandidates(v, Settings{Now: func() time.Time { return scrapeTime }})); n != 0 {
 		t.Errorf("%d coordinated-election series for a cluster without coordinated Leases, want none", n)
 	}
 }
@@ -149,7 +149,7 @@ func TestNoCandidateCountsWhenCandidatesAreNotWatched(t *testing.T) {
 # TYPE lease_holder_is_preferred gauge
 lease_holder_is_preferred{lease="kube-scheduler",namespace="kube-system"} 0
 `
-	if err := testutil.CollectAndCompare(NewCandidates(split{v, staticCandidates{}}, func() time.Time { return scrapeTime }), strings.NewReader(want)); err != nil {
+	if err := testutil.CollectAndCompare(NewCandidates(split{v, staticCandidates{}}, Settings{Now: func() time.Time { return scrapeTime }}), strings.NewReader(want)); err != nil {
 		t.Errorf("want only lease_holder_is_preferred, no lease_candidates 0 for a coordinated Lease when candidates are not watched: %v", err)
 	}
 }

@@ -40,19 +40,15 @@ type ClassCollector struct {
 
 var _ prometheus.Collector = (*ClassCollector)(nil)
 
-// NewClasses returns the collector of the view's class summary; nil now means time.Now. A
-// sharded exporter (--total-shards > 1) passes its shard number, which every series carries
-// as the label shard: its counts are of its shard's locks, and a dashboard sums them over
-// shards after taking one replica of each (max by shard); "" adds no label.
-func NewClasses(view informer.View, now func() time.Time, shard string) *ClassCollector {
-	if now == nil {
-		now = time.Now
-	}
+// NewClasses returns the collector of the view's class summary. A sharded exporter labels
+// every series with s.Shard: its counts are of its shard's locks, and a dashboard sums them
+// over shards after taking one replica of each (max by shard).
+func NewClasses(view informer.View, s Settings) *ClassCollector {
 	var constLabels prometheus.Labels
-	if shard != "" {
-		constLabels = prometheus.Labels{"shard": shard}
+	if s.Shard != "" {
+		constLabels = prometheus.Labels{"shard": s.Shard}
 	}
-	return &ClassCollector{view: view, now: now,
+	return &ClassCollector{view: view, now: s.clock(),
 		descLocks: prometheus.NewDesc(classLocksName, classLocksHelp, []string{"class", "state"}, constLabels),
 		descAges:  prometheus.NewDesc(classRenewAgeName, classRenewAgeHelp, []string{"class"}, constLabels)}
 }

@@ -21,7 +21,7 @@ func TestClassSummary(t *testing.T) {
 		lease("team-a", "released", held("", time.Second, 15)),
 	)
 	clock := func() time.Time { return scrapeTime }
-	got := exposition(t, NewClasses(v, clock, "2"))
+	got := exposition(t, NewClasses(v, Settings{Now: clock, Shard: "2"}))
 	for _, want := range []string{
 		`lease_class_locks{class="node-heartbeat",shard="2",state="on_time"} 1`,
 		`lease_class_locks{class="node-heartbeat",shard="2",state="lagging"} 1`,
@@ -44,12 +44,12 @@ func TestClassSummary(t *testing.T) {
 	if n := strings.Count(got, "\nlease_class_locks{") + strings.Count(got, "\nlease_class_renew_age_seconds_"); n != 12+36 {
 		t.Errorf("%d series, want 48 whatever the number of locks (docs/metrics.md says 12 and 36)", n)
 	}
-	if unsharded := exposition(t, NewClasses(v, clock, "")); strings.Contains(unsharded, "shard=") {
+	if unsharded := exposition(t, NewClasses(v, Settings{Now: clock})); strings.Contains(unsharded, "shard=") {
 		t.Errorf("an unsharded exporter labels its summary with a shard:\n%s", unsharded)
 	}
-	var _ prometheus.Collector = NewClasses(v, clock, "")
-	if n := testutil.CollectAndCount(NewClasses(staticView{synced: false}, clock, "")); n != 0 {
+	var _ prometheus.Collector = NewClasses(v, Settings{Now: clock})
+	if n := testutil.CollectAndCount(NewClasses(staticView{synced: false}, Settings{Now: clock})); n != 0 {
 		t.Errorf("before the cache synced: %d series, want none", n)
 	}
-	lint(t, NewClasses(v, clock, ""))
+	lint(t, NewClasses(v, Settings{Now: clock}))
 }

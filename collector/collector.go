@@ -16,17 +16,14 @@ import (
 type LeaseCollector struct {
 	view     informer.View
 	now      func() time.Time
-	settings settings
+	settings Settings
 }
 
 var _ prometheus.Collector = (*LeaseCollector)(nil)
 
-// New returns a collector of the per-lease series. now is the scrape clock; nil means time.Now.
-func New(view informer.View, now func() time.Time, opts ...Option) *LeaseCollector {
-	if now == nil {
-		now = time.Now
-	}
-	return &LeaseCollector{view: view, now: now, settings: newSettings(opts)}
+// New returns a collector of the per-lease series.
+func New(view informer.View, s Settings) *LeaseCollector {
+	return &LeaseCollector{view: view, now: s.clock(), settings: s}
 }
 
 // Describe sends every descriptor the collector may emit.

@@ -108,8 +108,8 @@ lease_exporter_leases{class="node-heartbeat"} 1`,
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := syncedView(t, tc.leases...)
-			c := New(v, func() time.Time { return scrapeTime }, WithExtended(true), WithPerLeaseNodeHeartbeats(true))
-			got := exposition(t, c, NewStatus(v, func() time.Time { return scrapeTime }))
+			c := New(v, Settings{Now: func() time.Time { return scrapeTime }, Extended: true, PerLeaseNodeHeartbeats: true})
+			got := exposition(t, c, NewStatus(v, Settings{Now: func() time.Time { return scrapeTime }}))
 			for _, line := range strings.Split(strings.TrimSpace(tc.want), "\n") {
 				if !strings.Contains(got, line+"\n") {
 					t.Errorf("missing line\n  %s\nin exposition:\n%s", line, got)
@@ -122,7 +122,7 @@ lease_exporter_leases{class="node-heartbeat"} 1`,
 
 // TestOmittedSeries checks that series whose source field is missing are not exported as 0.
 func TestOmittedSeries(t *testing.T) {
-	got := exposition(t, New(syncedView(t, lease("team-a", "empty")), func() time.Time { return scrapeTime }))
+	got := exposition(t, New(syncedView(t, lease("team-a", "empty")), Settings{Now: func() time.Time { return scrapeTime }}))
 	for _, name := range []string{"lease_renew_timestamp_seconds{", "lease_acquire_timestamp_seconds{", "lease_duration_seconds{",
 		"lease_expiry_timestamp_seconds{", "lease_renew_age_seconds{", "lease_transitions_total{", "lease_observed_renew_timestamp_seconds{"} {
 		if strings.Contains(got, name) {
@@ -136,10 +136,10 @@ func TestNotSyncedExportsNoLeaseSeries(t *testing.T) {
 	view := staticView{synced: false, asOf: scrapeTime.Add(-30 * time.Second), leases: []*lock.Lease{rec}}
 	clock := func() time.Time { return scrapeTime }
 	want := header + "lease_exporter_cache_synced 0\nlease_exporter_watch_stale_seconds 30\n"
-	if err := testutil.CollectAndCompare(NewStatus(view, clock), strings.NewReader(want)); err != nil {
+	if err := testutil.CollectAndCompare(NewStatus(view, Settings{Now: clock}), strings.NewReader(want)); err != nil {
 		t.Fatal(err)
 	}
-	if n := testutil.CollectAndCount(New(view, clock)); n != 0 {
+	if n := testutil.CollectAndCount(New(view, Settings{Now: clock})); n != 0 {
 		t.Fatalf("%d lease series exported before sync", n)
 	}
 }
@@ -150,7 +150,7 @@ func TestStaleViewFreezesHeld(t *testing.T) {
 	lost := scrapeTime.Add(-time.Minute)
 	rec := lock.Project(lease("a", "b", held("x", time.Minute+2*time.Second, 15)))
 	view := staticView{synced: true, asOf: lost, leases: []*lock.Lease{rec}}
-	got := exposition(t, New(view, func() time.Time { return scrapeTime }, WithExtended(true)), NewStatus(view, func() time.Time { return scrapeTime }))
+	got := exposition(t, New(view, Settings{Now: func() time.Time { return scrapeTime }, Extended: true}), NewStatus(view, Settings{Now: func() time.Time { return scrapeTime }}))
 	for _, line := range []string{
 		`lease_held{class="leader-election",kind="Lease",lease="b",namespace="a"} 1`,
 		`lease_renew_age_seconds{class="leader-election",kind="Lease",lease="b",namespace="a"} 2`,
@@ -175,7 +175,7 @@ func TestGolden(t *testing.T) {
 		lease("team-c", "empty"),
 	)
 	clock := func() time.Time { return scrapeTime }
-	c, status, classes := New(v, clock), NewStatus(v, clock), NewClasses(v, clock, "")
+	c, status, classes := New(v, Settings{Now: clock}), NewStatus(v, Settings{Now: clock}), NewClasses(v, Settings{Now: clock})
 	got := exposition(t, c, status, classes)
 	const golden = "testdata/golden.prom"
 	if *update {
@@ -253,7 +253,7 @@ func TestDefaultAndExtendedSets(t *testing.T) {
 		return strings.Join(names, ",")
 	}
 	clock := func() time.Time { return scrapeTime }
-	lean := exposition(t, New(v, clock))
+	lean := exposition(t, New(v, Settings{Now: clock}))
 	if got := families(lean, "node-heartbeat"); got != "lease_overdue_observed_renew_timestamp_seconds" {
 		t.Errorf("node Lease series by default: %s", got)
 	}
@@ -264,7 +264,7 @@ func TestDefaultAndExtendedSets(t *testing.T) {
 	if got := families(lean, "leader-election"); got != "lease_acquire_timestamp_seconds,lease_duration_seconds,lease_held,lease_info,lease_observed_holder_changes_total,lease_observed_renew_timestamp_seconds" {
 		t.Errorf("leader-election series by default: %s", got)
 	}
-	all := exposition(t, New(v, clock, WithExtended(true)))
+	all := exposition(t, New(v, Settings{Now: clock, Extended: true}))
 	want := "lease_acquire_timestamp_seconds,lease_duration_seconds,lease_expiry_timestamp_seconds,lease_held,lease_info,lease_observed_holder_changes_total,lease_observed_renew_timestamp_seconds,lease_renew_age_seconds,lease_renew_timestamp_seconds,lease_transitions_total"
 	if got := families(all, "leader-election"); got != want {
 		t.Errorf("leader-election series with --metrics.extended: %s", got)
@@ -272,11 +272,11 @@ func TestDefaultAndExtendedSets(t *testing.T) {
 	if got := families(all, "node-heartbeat"); got != "lease_overdue_observed_renew_timestamp_seconds" {
 		t.Errorf("node Lease series with --metrics.extended alone: %s", got)
 	}
-	perLease := exposition(t, New(v, clock, WithPerLeaseNodeHeartbeats(true)))
+	perLease := exposition(t, New(v, Settings{Now: clock, PerLeaseNodeHeartbeats: true}))
 	if got := families(perLease, "node-heartbeat"); got != "lease_held,lease_held,lease_observed_renew_timestamp_seconds,lease_observed_renew_timestamp_seconds,lease_overdue_observed_renew_timestamp_seconds" {
 		t.Errorf("node Lease series with --metrics.node-heartbeats=per-lease: %s", got)
 	}
-	every := exposition(t, New(v, clock, WithExtended(true), WithPerLeaseNodeHeartbeats(true)))
+	every := exposition(t, New(v, Settings{Now: clock, Extended: true, PerLeaseNodeHeartbeats: true}))
 	distinct := slices.Compact(strings.Split(families(every, "node-heartbeat"), ","))
 	if got := strings.Join(distinct, ","); got != "lease_acquire_timestamp_seconds,lease_duration_seconds,lease_expiry_timestamp_seconds,lease_held,lease_info,lease_observed_holder_changes_total,lease_observed_renew_timestamp_seconds,lease_overdue_observed_renew_timestamp_seconds,lease_renew_age_seconds,lease_renew_timestamp_seconds" {
 		t.Errorf("node Lease families with both: %s", got)

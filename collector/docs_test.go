@@ -26,12 +26,14 @@ func TestDocsMatchExporter(t *testing.T) {
 		documented = append(documented, m[1])
 	}
 
-	// The names the exporter can emit: the collector's descriptors plus the informer's
-	// self-metrics, registered exactly as the command registers them.
-	emitted := append(descNames(New(nil, nil)), descNames(NewStatus(nil, nil))...)
-	emitted = append(emitted, descNames(NewCandidates(nil, nil))...)
-	emitted = append(emitted, descNames(NewClasses(nil, nil, ""))...)
-	emitted = append(emitted, descNames(NewExpected(nil, nil))...)
+	// The names the exporter can emit: the descriptors of every collector Build makes (with
+	// --expect, which turns the last row on), plus the informer's self-metrics, registered
+	// exactly as the command registers them.
+	cs := Build(nil, Settings{Expected: []ExpectedLock{{Namespace: "ns", Name: "l"}}})
+	emitted := descNames(cs.Leases)
+	for _, c := range cs.Registered {
+		emitted = append(emitted, descNames(c)...)
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(versioncollector.NewCollector("lease_exporter"))
 	// Every lock kind: the parse error series exist only when an annotation lock kind is watched.

@@ -34,10 +34,9 @@ type ExpectedCollector struct {
 
 var _ prometheus.Collector = (*ExpectedCollector)(nil)
 
-// NewExpected returns the collector of the expected locks, which the caller has validated
-// (known kinds, watched namespaces, this replica's shard, no duplicates).
-func NewExpected(view ExpectedView, locks []ExpectedLock) *ExpectedCollector {
-	return &ExpectedCollector{view: view, locks: locks}
+// NewExpected returns the collector of the expected locks, s.Expected.
+func NewExpected(view ExpectedView, s Settings) *ExpectedCollector {
+	return &ExpectedCollector{view: view, locks: s.Expected}
 }
 
 // Describe sends the collector's one descriptor.

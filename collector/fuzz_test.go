@@ -107,7 +107,7 @@ func checkExposition(t *testing.T, l *coordinationv1.Lease) {
 	if err := v.WaitForCacheSync(ctx); err != nil {
 		t.Fatalf("informer did not sync: %v", err)
 	}
-	c := New(v, func() time.Time { return scrapeTime }, WithExtended(true), WithPerLeaseNodeHeartbeats(true)) // every family
+	c := New(v, Settings{Now: func() time.Time { return scrapeTime }, Extended: true, PerLeaseNodeHeartbeats: true}) // every family
 	reg.MustRegister(c)
 
 	mfs, err := reg.Gather()
@@ -130,7 +130,7 @@ func checkExposition(t *testing.T, l *coordinationv1.Lease) {
 	// The fast text writer serves text scrapes; it copies label bytes itself, so it is
 	// checked on its own: it must parse and agree with client_golang.
 	var fast bytes.Buffer
-	if err := NewTextWriter(v, func() time.Time { return scrapeTime }, WithExtended(true), WithPerLeaseNodeHeartbeats(true)).Write(&fast, nil); err != nil {
+	if err := NewTextWriter(v, Settings{Now: func() time.Time { return scrapeTime }, Extended: true, PerLeaseNodeHeartbeats: true}).Write(&fast, nil); err != nil {
 		t.Fatalf("text writer: %v", err)
 	}
 	fastParsed, err := parser.TextToMetricFamilies(bytes.NewReader(fast.Bytes()))

@@ -15,7 +15,7 @@ import (
 func TestWatchLifecycle(t *testing.T) {
 	ctx := context.Background()
 	v, client := syncedViewWithClient(t, lease("team-a", "ctrl", held("a", time.Second, 15)))
-	c := []prometheus.Collector{New(v, func() time.Time { return scrapeTime }), NewStatus(v, func() time.Time { return scrapeTime })}
+	c := []prometheus.Collector{New(v, Settings{Now: func() time.Time { return scrapeTime }}), NewStatus(v, Settings{Now: func() time.Time { return scrapeTime }})}
 	leases := client.CoordinationV1().Leases("team-a")
 	for _, holder := range []string{"b", "", "c"} {
 		l, err := leases.Get(ctx, "ctrl", metav1.GetOptions{})

@@ -27,12 +27,9 @@ type StatusCollector struct {
 
 var _ prometheus.Collector = (*StatusCollector)(nil)
 
-// NewStatus returns the view's status collector; nil now means time.Now.
-func NewStatus(view informer.View, now func() time.Time) *StatusCollector {
-	if now == nil {
-		now = time.Now
-	}
-	return &StatusCollector{view: view, now: now}
+// NewStatus returns the view's status collector.
+func NewStatus(view informer.View, s Settings) *StatusCollector {
+	return &StatusCollector{view: view, now: s.clock()}
 }
 
 // Describe sends every descriptor the collector may emit.

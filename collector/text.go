@@ -22,15 +22,12 @@ import (
 type TextWriter struct {
 	view     informer.View
 	now      func() time.Time
-	settings settings
+	settings Settings
 }
 
-// NewTextWriter returns a writer over view; nil now means time.Now.
-func NewTextWriter(view informer.View, now func() time.Time, opts ...Option) *TextWriter {
-	if now == nil {
-		now = time.Now
-	}
-	return &TextWriter{view: view, now: now, settings: newSettings(opts)}
+// NewTextWriter returns a writer of view's per-lease series.
+func NewTextWriter(view informer.View, s Settings) *TextWriter {
+	return &TextWriter{view: view, now: s.clock(), settings: s}
 }
 
 // Write writes self (already gathered families, sorted by name, as client_golang returns them)

@@ -26,7 +26,7 @@ func BenchmarkTextWriter(b *testing.B) {
 			for _, compress := range []bool{false, true} {
 				name := fmt.Sprintf("leases=%d/extended=%t/gzip=%t", n, extended, compress)
 				b.Run(name, func(b *testing.B) {
-					benchWrite(b, NewTextWriter(view, func() time.Time { return scrapeTime }, WithExtended(extended)), compress)
+					benchWrite(b, NewTextWriter(view, Settings{Now: func() time.Time { return scrapeTime }, Extended: extended}), compress)
 					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/lease")
 				})
 			}
@@ -41,7 +41,7 @@ func BenchmarkTextWriterElections(b *testing.B) {
 	view := electionView(100_000)
 	for _, compress := range []bool{false, true} {
 		b.Run(fmt.Sprintf("leases=100000/gzip=%t", compress), func(b *testing.B) {
-			benchWrite(b, NewTextWriter(view, func() time.Time { return scrapeTime }), compress)
+			benchWrite(b, NewTextWriter(view, Settings{Now: func() time.Time { return scrapeTime }}), compress)
 		})
 	}
 }

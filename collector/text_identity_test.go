@@ -22,27 +22,28 @@ func TestTextWriterMatchesClientGolang(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		view staticView
-		opts []Option
+		set  Settings
 	}{
-		{"not synced", staticView{synced: false, asOf: scrapeTime, leases: edgeCaseLeases()}, nil},
-		{"edge cases", staticView{synced: true, asOf: scrapeTime, leases: edgeCaseLeases()}, nil},
-		{"stale view", staticView{synced: true, asOf: scrapeTime.Add(-time.Minute), leases: edgeCaseLeases()}, nil},
-		{"many", benchView(3000), nil},
-		{"extended", benchView(300), []Option{WithExtended(true)}},
-		{"extended edge cases", staticView{synced: true, asOf: scrapeTime, leases: edgeCaseLeases()}, []Option{WithExtended(true)}},
-		{"per-lease node heartbeats", benchView(300), []Option{WithPerLeaseNodeHeartbeats(true)}},
-		{"every family, edge cases", staticView{synced: true, asOf: scrapeTime, leases: edgeCaseLeases()}, []Option{WithExtended(true), WithPerLeaseNodeHeartbeats(true)}},
+		{"not synced", staticView{synced: false, asOf: scrapeTime, leases: edgeCaseLeases()}, Settings{}},
+		{"edge cases", staticView{synced: true, asOf: scrapeTime, leases: edgeCaseLeases()}, Settings{}},
+		{"stale view", staticView{synced: true, asOf: scrapeTime.Add(-time.Minute), leases: edgeCaseLeases()}, Settings{}},
+		{"many", benchView(3000), Settings{}},
+		{"extended", benchView(300), Settings{Extended: true}},
+		{"extended edge cases", staticView{synced: true, asOf: scrapeTime, leases: edgeCaseLeases()}, Settings{Extended: true}},
+		{"per-lease node heartbeats", benchView(300), Settings{PerLeaseNodeHeartbeats: true}},
+		{"every family, edge cases", staticView{synced: true, asOf: scrapeTime, leases: edgeCaseLeases()}, Settings{Extended: true, PerLeaseNodeHeartbeats: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			tc.set.Now = clock
 			self := prometheus.NewPedanticRegistry()
-			self.MustRegister(NewStatus(tc.view, clock), NewClasses(tc.view, clock, ""), collectors.NewBuildInfoCollector())
-			want := exposition(t, NewStatus(tc.view, clock), NewClasses(tc.view, clock, ""), collectors.NewBuildInfoCollector(), New(tc.view, clock, tc.opts...))
+			self.MustRegister(NewStatus(tc.view, Settings{Now: clock}), NewClasses(tc.view, Settings{Now: clock}), collectors.NewBuildInfoCollector())
+			want := exposition(t, NewStatus(tc.view, Settings{Now: clock}), NewClasses(tc.view, Settings{Now: clock}), collectors.NewBuildInfoCollector(), New(tc.view, tc.set))
 			mfs, err := self.Gather()
 			if err != nil {
 				t.Fatal(err)
 			}
 			var got bytes.Buffer
-			if err := NewTextWriter(tc.view, clock, tc.opts...).Write(&got, mfs); err != nil {
+			if err := NewTextWriter(tc.view, tc.set).Write(&got, mfs); err != nil {
 				t.Fatal(err)
 			}
 			if got.String() != want {

@@ -114,6 +114,10 @@ func (v staticView) Range(fn func(*lock.Lease)) {
 }
 func (v staticView) FreshAsOf(time.Time) time.Time { return v.asOf }
 
+// It watches LeaseCandidates and has none, so it is a whole Source.
+func (v staticView) WatchingCandidates() bool              { return true }
+func (v staticView) RangeCandidates(func(*lock.Candidate)) {}
+
 // Has scans, where informer.Cache looks up its stores.
 func (v staticView) Has(kind lock.Kind, namespace, name string) bool {
 	for _, l := range v.leases {

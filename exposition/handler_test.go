@@ -22,8 +22,8 @@ import (
 
 func handlerFor(view informer.View) *Handler {
 	self := prometheus.NewRegistry()
-	self.MustRegister(collector.NewStatus(view, nil))
-	return NewHandler(self, collector.NewTextWriter(view, nil), collector.New(view, nil), slog.New(slog.DiscardHandler))
+	self.MustRegister(collector.NewStatus(view, collector.Settings{}))
+	return NewHandler(self, collector.NewTextWriter(view, collector.Settings{}), collector.New(view, collector.Settings{}), slog.New(slog.DiscardHandler))
 }
 
 func TestMetricsFormats(t *testing.T) {

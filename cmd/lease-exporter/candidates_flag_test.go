@@ -21,8 +21,8 @@ func TestLeaseCandidatesFlag(t *testing.T) {
 			t.Errorf("%v: %v", tc.args, err)
 			continue
 		}
-		if o.informerOptions().NoCandidates != tc.off {
-			t.Errorf("%v: informer.Options.NoCandidates = %v, want %v", tc.args, o.informerOptions().NoCandidates, tc.off)
+		if o.derived.informer.NoCandidates != tc.off {
+			t.Errorf("%v: informer.Options.NoCandidates = %v, want %v", tc.args, o.derived.informer.NoCandidates, tc.off)
 		}
 	}
 }

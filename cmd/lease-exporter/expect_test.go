@@ -18,10 +18,7 @@ func TestExpectParsesEveryUseAndKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := o.expectedLocks()
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := o.derived.collectors.Expected
 	want := []collector.ExpectedLock{
 		{Kind: lock.KindLease, Namespace: "kube-system", Name: "kube-scheduler"},
 		{Kind: lock.KindLease, Namespace: "kube-system", Name: "kube-controller-manager"},
@@ -46,11 +43,7 @@ func TestExpectKeepsOnlyThisShardsLocks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		locks, err := o.expectedLocks()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range locks {
+		for _, l := range o.derived.collectors.Expected {
 			if s := sharding.Of(l.Namespace, l.Name, 3); s != shard {
 				t.Errorf("shard %d exports %s, which is shard %d's", shard, l, s)
 			}

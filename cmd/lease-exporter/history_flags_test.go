@@ -38,7 +38,7 @@ func TestHistoryFlags(t *testing.T) {
 			t.Errorf("%v: %v", tc.args, err)
 			continue
 		}
-		got := o.informerOptions().History
+		got := o.derived.informer.History
 		if got.Tenures != tc.want.Tenures || got.Renewals != tc.want.Renewals || !slices.Equal(got.Classes, tc.want.Classes) {
 			t.Errorf("%v: history %+v, want %+v", tc.args, got, tc.want)
 		}
@@ -68,7 +68,7 @@ func TestDeletedRetentionFlag(t *testing.T) {
 		}
 		if err != nil {
 			t.Errorf("%v: %v", tc.args, err)
-		} else if got := o.informerOptions().History.Deleted; got != tc.want {
+		} else if got := o.derived.informer.History.Deleted; got != tc.want {
 			t.Errorf("%v: retention %s, want %s", tc.args, got, tc.want)
 		}
 	}

@@ -10,19 +10,16 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
-	"github.com/lease-exporter/lease-exporter/statuspage"
 )
 
 // handlerFor is the metrics path as run wires it, limited to maxRequests concurrent scrapes.
-func handlerFor(view statuspage.Source, maxRequests int) http.Handler {
+func handlerFor(view cache, maxRequests int) http.Handler {
 	return handlersFor(view, maxRequests).metrics
 }
 
-func handlersFor(view statuspage.Source, maxRequests int) handlers {
+func handlersFor(view cache, maxRequests int) handlers {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collector.NewStatus(view, nil))
 	return newHandlers(&options{maxRequests: maxRequests}, reg, view, slog.New(slog.DiscardHandler))
 }
 

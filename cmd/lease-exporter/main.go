@@ -15,7 +15,6 @@ import (
 
 	"github.com/prometheus/common/version"
 
-	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/informer"
 )
 
@@ -56,7 +55,7 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 		return kubeConfigError{err}
 	}
 	reg := newRegistry()
-	watch := opts.informerOptions()
+	watch := opts.derived.informer
 	leases, err := informer.New(cfg, watch, logger.With("component", "informer"), reg)
 	if err != nil {
 		return kubeConfigError{fmt.Errorf("build client from %s: %w", source, err)}
@@ -68,8 +67,6 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 	if err := leases.DiscoverCandidates(ctx, opts.reachTimeout); err != nil {
 		return unreachableError{fmt.Errorf("%w (configured by %s)", err, source)}
 	}
-	expected, _ := opts.expectedLocks() // checked by Validate
-	reg.MustRegister(collector.NewStatus(leases, nil), collector.NewClasses(leases, nil, opts.shardLabel()), collector.NewCandidates(leases, nil), collector.NewExpected(leases, expected))
 	// The informers get their own context: Shutdown waits for them to stop, so when serve
 	// fails (e.g. the listen address is taken) they must be stopped here, or run never returns.
 	informerCtx, stopInformers := context.WithCancel(ctx)

@@ -115,8 +115,8 @@ func TestLocksFlag(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", tc.args, err)
 		}
-		if !slices.Equal(opts.informerOptions().Locks, tc.want) {
-			t.Errorf("%v: locks %v, want %v", tc.args, opts.informerOptions().Locks, tc.want)
+		if !slices.Equal(opts.derived.informer.Locks, tc.want) {
+			t.Errorf("%v: locks %v, want %v", tc.args, opts.derived.informer.Locks, tc.want)
 		}
 	}
 }
@@ -156,27 +156,30 @@ func TestWatchFlagsValidate(t *testing.T) {
 		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != exitUsage) {
 			t.Errorf("%v: error %v, want %q", tc.args, err, tc.want)
 		}
-		if err == nil && o.Validate() != nil {
-			t.Errorf("%v: Validate is not repeatable", tc.args)
+		if err == nil {
+			if _, err := o.Validate(); err != nil {
+				t.Errorf("%v: Validate is not repeatable", tc.args)
+			}
 		}
 	}
 }
 
-// TestValidateChangesNothing: Validate has no side effects; informerOptions derives the
-// informer's options from the flags.
+// TestValidateChangesNothing: Validate has no side effects; it returns the informer's options
+// it derives from the flags.
 func TestValidateChangesNothing(t *testing.T) {
 	o, err := parseOptions([]string{"--namespaces=a,b", "--locks=configmaps", "--lease-candidates=false", "--history.classes=node-heartbeat"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	before := *o
-	if err := o.Validate(); err != nil {
+	d, err := o.Validate()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if o.watch.Namespaces != nil || o.watch.Locks != nil || o.watch.NoCandidates || o.namespaces != before.namespaces {
 		t.Errorf("Validate changed the options: %+v", o.watch)
 	}
-	w := o.informerOptions()
+	w := d.informer
 	if strings.Join(w.Namespaces, ",") != "a,b" || len(w.Locks) != 1 || w.Locks[0] != lock.KindConfigMap || !w.NoCandidates ||
 		len(w.History.Classes) != 1 || w.History.Classes[0] != lock.ClassNodeHeartbeat {
 		t.Errorf("informerOptions = %+v", w)

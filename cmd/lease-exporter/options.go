@@ -46,10 +46,10 @@ type options struct {
 	locks          lockList
 	namespacesExcl string
 	showVersion    bool
-	// extendedMetrics adds the derivable families to the lean default (collector.WithExtended).
+	// extendedMetrics adds the derivable families to the lean default (collector.Settings).
 	extendedMetrics bool
 	// nodeHeartbeats is how node-heartbeat Leases are exported: summary or per-lease
-	// (collector.WithPerLeaseNodeHeartbeats).
+	// (collector.Settings).
 	nodeHeartbeats string
 	// reachTimeout bounds the start-up check that the API server answers at all.
 	reachTimeout time.Duration
@@ -57,8 +57,10 @@ type options struct {
 	leaseCandidates bool
 	// historyClasses names the classes that keep an election history (lock.HistoryOptions).
 	historyClasses string
-	// expect lists the locks that must exist (collector.NewExpected).
+	// expect lists the locks that must exist (collector.Settings.Expected).
 	expect expectList
+	// derived is what the flags mean, once Validate has checked them (parseOptions sets it).
+	derived derived
 }
 
 func (o *options) AddFlags(fs *flag.FlagSet) {
@@ -128,27 +130,45 @@ func printUsage(fs *flag.FlagSet) {
 	visible.PrintDefaults()
 }
 
-// Validate reports the first invalid flag, naming it and saying what is expected. It changes
-// nothing: informerOptions derives the informer's options once the flags are valid.
-func (o *options) Validate() error {
-	if _, err := parseClasses(o.historyClasses); err != nil {
-		return err
+// derived is what the flags mean, worked out once by Validate from flags it has checked:
+// the informer's options and the collectors' settings (with the expected locks).
+type derived struct {
+	informer   informer.Options
+	collectors collector.Settings
+}
+
+// Validate reports the first invalid flag, naming it and saying what is expected, and returns
+// what the flags mean: each is parsed here, once. It changes nothing in o.
+func (o *options) Validate() (derived, error) {
+	var d derived
+	classes, err := parseClasses(o.historyClasses)
+	if err != nil {
+		return d, err
 	}
 	if err := o.locks.validate(); err != nil {
-		return err
+		return d, err
 	}
 	if err := o.validateWatch(); err != nil {
-		return err
+		return d, err
 	}
-	if _, err := o.expectedLocks(); err != nil {
-		return err
+	d.informer = o.informerOptions(classes)
+	expected, err := o.expectedLocks(d.informer)
+	if err != nil {
+		return d, err
 	}
 	switch o.nodeHeartbeats {
 	case nodeHeartbeatsSummary, nodeHeartbeatsPerLease:
 	default:
-		return fmt.Errorf("invalid --metrics.node-heartbeats %q: use %s (the default: counts, and a series per overdue node) or %s (two series per node)",
+		return d, fmt.Errorf("invalid --metrics.node-heartbeats %q: use %s (the default: counts, and a series per overdue node) or %s (two series per node)",
 			o.nodeHeartbeats, nodeHeartbeatsSummary, nodeHeartbeatsPerLease)
 	}
+	d.collectors = collector.Settings{Extended: o.extendedMetrics, PerLeaseNodeHeartbeats: o.nodeHeartbeats == nodeHeartbeatsPerLease,
+		Shard: o.shardLabel(), Expected: expected}
+	return d, o.validateServing()
+}
+
+// validateServing checks the flags that say how the exporter serves and logs.
+func (o *options) validateServing() error {
 	switch o.logLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -168,6 +188,19 @@ func (o *options) Validate() error {
 	if o.maxRequests < 0 {
 		return fmt.Errorf("invalid --web.max-requests %d: must be 0 (no limit) or more", o.maxRequests)
 	}
+	if err := o.validateURLs(); err != nil {
+		return err
+	}
+	if o.webConfigFile != "" {
+		if err := web.Validate(o.webConfigFile); err != nil {
+			return fmt.Errorf("invalid --web.config.file %s: %w", o.webConfigFile, err)
+		}
+	}
+	return nil
+}
+
+// validateURLs checks --web.external-url and --web.grafana-url.
+func (o *options) validateURLs() error {
 	if o.externalURL != "" {
 		if u, err := url.Parse(o.externalURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 			return fmt.Errorf("invalid --web.external-url %q: want the absolute http(s) URL people reach the exporter at, without query, such as https://example.com/lease-exporter/", o.externalURL)
@@ -182,11 +215,6 @@ func (o *options) Validate() error {
 	if o.grafanaURL != "" {
 		if u, err := url.Parse(o.grafanaURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" {
 			return fmt.Errorf("invalid --web.grafana-url %q: want Grafana's absolute http(s) URL, such as https://grafana.example.com or https://example.com/grafana/?var-cluster=prod", o.grafanaURL)
-		}
-	}
-	if o.webConfigFile != "" {
-		if err := web.Validate(o.webConfigFile); err != nil {
-			return fmt.Errorf("invalid --web.config.file %s: %w", o.webConfigFile, err)
 		}
 	}
 	return nil
@@ -223,22 +251,23 @@ func (o *options) validateWatch() error {
 	return nil
 }
 
-// informerOptions derives what the informer watches from the flags, which Validate has checked.
-func (o *options) informerOptions() informer.Options {
+// informerOptions derives what the informer watches from the flags Validate has checked, with
+// the classes that keep a history.
+func (o *options) informerOptions(historyClasses []lock.Class) informer.Options {
 	w := o.watch
 	w.Namespaces, w.ExcludeNamespaces = splitList(o.namespaces), splitList(o.namespacesExcl)
 	w.Locks = o.locks.Kinds()
 	w.NoCandidates = !o.leaseCandidates
-	w.History.Classes, _ = parseClasses(o.historyClasses)
+	w.History.Classes = historyClasses
 	return w
 }
 
-// expectedLocks returns this replica's expected locks, once checked against what it watches.
-// With --total-shards each replica declares only its own shard's, so that no replica reports
+// expectedLocks returns this replica's expected locks, checked against what w watches. With
+// --total-shards each replica declares only its own shard's, so that no replica reports
 // another's lock missing.
-func (o *options) expectedLocks() ([]collector.ExpectedLock, error) {
-	locks, err := o.expect.locks(o.locks.Kinds(), splitList(o.namespaces), splitList(o.namespacesExcl))
-	return slices.DeleteFunc(locks, func(l collector.ExpectedLock) bool { return !o.watch.Owns(l.Namespace, l.Name) }), err
+func (o *options) expectedLocks(w informer.Options) ([]collector.ExpectedLock, error) {
+	locks, err := o.expect.locks(w.Locks, w.Namespaces, w.ExcludeNamespaces)
+	return slices.DeleteFunc(locks, func(l collector.ExpectedLock) bool { return !w.Owns(l.Namespace, l.Name) }), err
 }
 
 // parseOptions parses args; an invalid flag is a usageError (exit code 2), reported after
@@ -260,9 +289,11 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, usageError{fmt.Errorf("unexpected argument %q: lease-exporter takes only flags", fs.Arg(0))}
 	}
-	if err := o.Validate(); err != nil {
+	d, err := o.Validate()
+	if err != nil {
 		return nil, usageError{err}
 	}
+	o.derived = d
 	return o, nil
 }
 

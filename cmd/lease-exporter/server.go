@@ -47,13 +47,22 @@ func newRegistry() *prometheus.Registry {
 // Lease, so they share one in-flight limit.
 type handlers struct{ metrics, leases http.Handler }
 
-func newHandlers(opts *options, reg *prometheus.Registry, view statuspage.Source, logger *slog.Logger) handlers {
+// cache is what the handlers read: the informer's Cache.
+type cache interface {
+	collector.Source
+	statuspage.Source
+}
+
+// newHandlers wires everything that reads the cache, in this one place: every collector of
+// collector.Build's table from the settings Validate derived (the registered ones onto reg),
+// the exposition of them, and the status pages.
+func newHandlers(opts *options, reg *prometheus.Registry, c cache, logger *slog.Logger) handlers {
 	limit := newLimit(opts.maxRequests)
-	series := []collector.Option{collector.WithExtended(opts.extendedMetrics),
-		collector.WithPerLeaseNodeHeartbeats(opts.nodeHeartbeats == nodeHeartbeatsPerLease)}
+	cs := collector.Build(c, opts.derived.collectors)
+	reg.MustRegister(cs.Registered...)
 	return handlers{
-		metrics: limit(exposition.NewHandler(reg, collector.NewTextWriter(view, nil, series...), collector.New(view, nil, series...), logger)),
-		leases:  limit(statuspage.New(view, logger.With("component", "statuspage"), nil).LinkGrafana(opts.grafanaURL).Under(opts.routePrefix())),
+		metrics: limit(exposition.NewHandler(reg, cs.Text, cs.Leases, logger)),
+		leases:  limit(statuspage.New(c, logger.With("component", "statuspage"), nil).LinkGrafana(opts.grafanaURL).Under(opts.routePrefix())),
 	}
 }
 

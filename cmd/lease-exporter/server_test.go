@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
@@ -22,6 +21,7 @@ func (fakeView) WatchingCandidates() bool                     { return false }
 func (fakeView) RangeCandidates(func(*lock.Candidate))        {}
 func (fakeView) RangeDeleted(func(*lock.Tombstone))           {}
 func (fakeView) Lookup(lock.Kind, string, string) *lock.Lease { return nil }
+func (fakeView) Has(lock.Kind, string, string) bool           { return false }
 
 func testServer(t *testing.T, synced bool, mutate func(*options)) *httptest.Server {
 	t.Helper()
@@ -34,7 +34,6 @@ func testServer(t *testing.T, synced bool, mutate func(*options)) *httptest.Serv
 	}
 	reg := newRegistry()
 	view := fakeView{synced: synced}
-	reg.MustRegister(collector.NewStatus(view, nil))
 	srv := httptest.NewServer(newServer(opts.telemetryPath, opts.routePrefix(), newHandlers(opts, reg, view, slog.New(slog.DiscardHandler)),
 		view.HasSynced, opts.enablePprof).Handler)
 	t.Cleanup(srv.Close)

@@ -71,19 +71,20 @@ func TestSummarySetIsTheDefault(t *testing.T) {
 	}
 	clock := func() time.Time { return at }
 	self := prometheus.NewPedanticRegistry()
-	self.MustRegister(collector.NewStatus(v, clock), collector.NewClasses(v, clock, ""))
-	render := func(opts ...collector.Option) []byte {
+	self.MustRegister(collector.NewStatus(v, collector.Settings{Now: clock}), collector.NewClasses(v, collector.Settings{Now: clock}))
+	render := func(s collector.Settings) []byte {
 		mfs, err := self.Gather()
 		if err != nil {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		if err := collector.NewTextWriter(v, clock, opts...).Write(&b, mfs); err != nil {
+		s.Now = clock
+		if err := collector.NewTextWriter(v, s).Write(&b, mfs); err != nil {
 			t.Fatal(err)
 		}
 		return b.Bytes()
 	}
-	perLease, def := render(collector.WithPerLeaseNodeHeartbeats(true)), render()
+	perLease, def := render(collector.Settings{PerLeaseNodeHeartbeats: true}), render(collector.Settings{})
 	set, err := parseSets("summary")
 	if err != nil {
 		t.Fatal(err)

@@ -40,6 +40,11 @@ func (v OneLeaseView) WatchingCandidates() bool              { return false }
 func (v OneLeaseView) RangeCandidates(func(*lock.Candidate)) {}
 func (v OneLeaseView) RangeDeleted(func(*lock.Tombstone))    {}
 
+// Has is Lookup's answer, for --expect.
+func (v OneLeaseView) Has(kind lock.Kind, namespace, name string) bool {
+	return v.Lookup(kind, namespace, name) != nil
+}
+
 // Lookup finds the Lease without waiting on Block: a detail page does not pass over the view.
 func (v OneLeaseView) Lookup(kind lock.Kind, namespace, name string) *lock.Lease {
 	if kind == v.Lease.Kind() && namespace == v.Lease.Namespace() && name == v.Lease.Name() {
