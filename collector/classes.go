@@ -1,11 +1,8 @@
 package collector
 
 import (
-	"time"
-
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
@@ -29,45 +26,21 @@ var renewAgeBounds = func() []float64 {
 	return out
 }()
 
-// ClassCollector reports, per class, how many locks stand where and a histogram of their
-// renew ages, judged as lease_held is (informer.JudgedAt: frozen while the watch is down).
-// It stays on client_golang whichever path renders the per-lease series: it has few series.
-type ClassCollector struct {
-	view                informer.View
-	now                 func() time.Time
-	descLocks, descAges *prometheus.Desc
-}
-
-var _ prometheus.Collector = (*ClassCollector)(nil)
-
-// NewClasses returns the collector of the view's class summary. A sharded exporter labels
-// every series with s.Shard: its counts are of its shard's locks, and a dashboard sums them
-// over shards after taking one replica of each (max by shard).
-func NewClasses(view informer.View, s Settings) *ClassCollector {
+// classDescs are the class summary's descriptors: a sharded exporter labels every series
+// with its shard (Settings.Shard): its counts are of its shard's locks, and a dashboard sums
+// them over shards after taking one replica of each (max by shard).
+func classDescs(shard string) (locks, ages *prometheus.Desc) {
 	var constLabels prometheus.Labels
-	if s.Shard != "" {
-		constLabels = prometheus.Labels{"shard": s.Shard}
+	if shard != "" {
+		constLabels = prometheus.Labels{"shard": shard}
 	}
-	return &ClassCollector{view: view, now: s.clock(),
-		descLocks: prometheus.NewDesc(classLocksName, classLocksHelp, []string{"class", "state"}, constLabels),
-		descAges:  prometheus.NewDesc(classRenewAgeName, classRenewAgeHelp, []string{"class"}, constLabels)}
+	return prometheus.NewDesc(classLocksName, classLocksHelp, []string{"class", "state"}, constLabels),
+		prometheus.NewDesc(classRenewAgeName, classRenewAgeHelp, []string{"class"}, constLabels)
 }
 
-// Describe sends every descriptor the collector may emit.
-func (c *ClassCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.descLocks
-	ch <- c.descAges
-}
-
-// Collect emits every class's summary once the cache has synced; a class without locks
-// reads zeros, so a count that drops to none is seen to.
-func (c *ClassCollector) Collect(ch chan<- prometheus.Metric) {
-	if !c.view.HasSynced() {
-		return
-	}
-	at := informer.JudgedAt(c.view, c.now()).UnixMicro()
-	var sums lock.Summaries
-	c.view.Range(func(l *lock.Lease) { sums.Add(l, at) })
+// collectClasses emits every class's summary (lock.Summaries, judged as lease_held is); a
+// class without locks reads zeros, so a count that drops to none is seen to.
+func (c *StatusCollector) collectClasses(ch chan<- prometheus.Metric, sums *lock.Summaries) {
 	for _, class := range lock.Classes {
 		s := &sums[class]
 		for _, st := range lock.Standings {

@@ -11,7 +11,8 @@ import (
 )
 
 // The class summary counts each lock once by standing and bins its renew age as the status
-// page does; a sharded exporter labels both with its shard, and an unsynced one says nothing.
+// page does, in the status collector's one pass; a sharded exporter labels both with its
+// shard (and nothing else), and an unsynced one says nothing of them.
 func TestClassSummary(t *testing.T) {
 	v := syncedView(t,
 		lease("kube-node-lease", "on-time", held("on-time", 10*time.Second, 40)), // exactly on the 10 s bound
@@ -21,7 +22,7 @@ func TestClassSummary(t *testing.T) {
 		lease("team-a", "released", held("", time.Second, 15)),
 	)
 	clock := func() time.Time { return scrapeTime }
-	got := exposition(t, NewClasses(v, Settings{Now: clock, Shard: "2"}))
+	got := exposition(t, NewStatus(v, Settings{Now: clock, Shard: "2"}))
 	for _, want := range []string{
 		`lease_class_locks{class="node-heartbeat",shard="2",state="on_time"} 1`,
 		`lease_class_locks{class="node-heartbeat",shard="2",state="lagging"} 1`,
@@ -44,12 +45,12 @@ func TestClassSummary(t *testing.T) {
 	if n := strings.Count(got, "\nlease_class_locks{") + strings.Count(got, "\nlease_class_renew_age_seconds_"); n != 12+36 {
 		t.Errorf("%d series, want 48 whatever the number of locks (docs/metrics.md says 12 and 36)", n)
 	}
-	if unsharded := exposition(t, NewClasses(v, Settings{Now: clock})); strings.Contains(unsharded, "shard=") {
+	if unsharded := exposition(t, NewStatus(v, Settings{Now: clock})); strings.Contains(unsharded, "shard=") {
 		t.Errorf("an unsharded exporter labels its summary with a shard:\n%s", unsharded)
 	}
-	var _ prometheus.Collector = NewClasses(v, Settings{Now: clock})
-	if n := testutil.CollectAndCount(NewClasses(staticView{synced: false}, Settings{Now: clock})); n != 0 {
+	var _ prometheus.Collector = NewStatus(v, Settings{Now: clock})
+	if n := testutil.CollectAndCount(NewStatus(staticView{synced: false}, Settings{Now: clock}), classLocksName, classRenewAgeName); n != 0 {
 		t.Errorf("before the cache synced: %d series, want none", n)
 	}
-	lint(t, NewClasses(v, Settings{Now: clock}))
+	lint(t, NewStatus(v, Settings{Now: clock}))
 }

@@ -175,8 +175,8 @@ func TestGolden(t *testing.T) {
 		lease("team-c", "empty"),
 	)
 	clock := func() time.Time { return scrapeTime }
-	c, status, classes := New(v, Settings{Now: clock}), NewStatus(v, Settings{Now: clock}), NewClasses(v, Settings{Now: clock})
-	got := exposition(t, c, status, classes)
+	c, status := New(v, Settings{Now: clock}), NewStatus(v, Settings{Now: clock})
+	got := exposition(t, c, status)
 	const golden = "testdata/golden.prom"
 	if *update {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
@@ -188,7 +188,7 @@ func TestGolden(t *testing.T) {
 		t.Fatalf("%v (run go test ./collector -run TestGolden -update to create it)", err)
 	}
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(c, status, classes)
+	reg.MustRegister(c, status)
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(string(want))); err != nil {
 		t.Fatal(err)
 	}

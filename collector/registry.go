@@ -24,10 +24,8 @@ var registered = []struct {
 	on    func(Settings) bool
 	build func(Source, Settings) prometheus.Collector
 }{
-	{name: "status: lease_exporter_cache_synced, _leases, _watch_stale_seconds",
+	{name: "status: lease_exporter_cache_synced, _leases, _watch_stale_seconds, lease_class_locks, lease_class_renew_age_seconds",
 		build: func(src Source, s Settings) prometheus.Collector { return NewStatus(src, s) }},
-	{name: "classes: lease_class_locks, lease_class_renew_age_seconds",
-		build: func(src Source, s Settings) prometheus.Collector { return NewClasses(src, s) }},
 	{name: "candidates: coordinated leader election",
 		build: func(src Source, s Settings) prometheus.Collector { return NewCandidates(src, s) }},
 	{name: "expected: lease_expected_present, with --expect",

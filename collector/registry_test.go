@@ -26,10 +26,6 @@ func TestBuildMakesTheTablesCollectors(t *testing.T) {
 			if !c.now().Equal(scrapeTime) {
 				t.Error("the status collector does not run on the settings' clock")
 			}
-		case *ClassCollector:
-			if !c.now().Equal(scrapeTime) {
-				t.Error("the class collector does not run on the settings' clock")
-			}
 		case *CandidateCollector:
 			if !c.now().Equal(scrapeTime) {
 				t.Error("the candidate collector does not run on the settings' clock")

@@ -18,18 +18,23 @@ var (
 		"Seconds the exporter's view may lag the API server: 0 while the watch is open and caught up.", nil, nil)
 )
 
-// StatusCollector reports the state of the exporter's view: synced, staleness, Lease counts.
-// It stays on client_golang whichever path renders the per-lease series.
+// StatusCollector reports the state of the exporter's view (synced, staleness, lock counts)
+// and the class summary (lease_class_locks, lease_class_renew_age_seconds), from one pass over
+// the view per scrape. It stays on client_golang whichever path renders the per-lease series:
+// it has few series.
 type StatusCollector struct {
-	view informer.View
-	now  func() time.Time
+	view                informer.View
+	now                 func() time.Time
+	descLocks, descAges *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*StatusCollector)(nil)
 
-// NewStatus returns the view's status collector.
+// NewStatus returns the view's status and class summary collector.
 func NewStatus(view informer.View, s Settings) *StatusCollector {
-	return &StatusCollector{view: view, now: s.clock()}
+	c := &StatusCollector{view: view, now: s.clock()}
+	c.descLocks, c.descAges = classDescs(s.Shard)
+	return c
 }
 
 // Describe sends every descriptor the collector may emit.
@@ -37,20 +42,25 @@ func (c *StatusCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descSynced
 	ch <- descLeases
 	ch <- descStale
+	ch <- c.descLocks
+	ch <- c.descAges
 }
 
-// Collect emits the status metrics; Lease counts only once synced.
+// Collect emits the status metrics; lock counts and the class summary only once synced.
 func (c *StatusCollector) Collect(ch chan<- prometheus.Metric) {
 	now := c.now()
-	ch <- prometheus.MustNewConstMetric(descStale, prometheus.GaugeValue, informer.Staleness(informer.JudgedAt(c.view, now), now).Seconds())
+	at := informer.JudgedAt(c.view, now)
+	ch <- prometheus.MustNewConstMetric(descStale, prometheus.GaugeValue, informer.Staleness(at, now).Seconds())
 	if !c.view.HasSynced() {
 		ch <- prometheus.MustNewConstMetric(descSynced, prometheus.GaugeValue, 0)
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(descSynced, prometheus.GaugeValue, 1)
-	var perClass [lock.NumClasses]int
-	c.view.Range(func(l *lock.Lease) { perClass[l.Class]++ })
+	var sums lock.Summaries
+	atµ := at.UnixMicro()
+	c.view.Range(func(l *lock.Lease) { sums.Add(l, atµ) })
 	for _, class := range lock.Classes {
-		ch <- prometheus.MustNewConstMetric(descLeases, prometheus.GaugeValue, float64(perClass[class]), class.String())
+		ch <- prometheus.MustNewConstMetric(descLeases, prometheus.GaugeValue, float64(sums[class].Total()), class.String())
 	}
+	c.collectClasses(ch, &sums)
 }

@@ -36,8 +36,8 @@ func TestTextWriterMatchesClientGolang(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.set.Now = clock
 			self := prometheus.NewPedanticRegistry()
-			self.MustRegister(NewStatus(tc.view, Settings{Now: clock}), NewClasses(tc.view, Settings{Now: clock}), collectors.NewBuildInfoCollector())
-			want := exposition(t, NewStatus(tc.view, Settings{Now: clock}), NewClasses(tc.view, Settings{Now: clock}), collectors.NewBuildInfoCollector(), New(tc.view, tc.set))
+			self.MustRegister(NewStatus(tc.view, Settings{Now: clock}), collectors.NewBuildInfoCollector())
+			want := exposition(t, NewStatus(tc.view, Settings{Now: clock}), collectors.NewBuildInfoCollector(), New(tc.view, tc.set))
 			mfs, err := self.Gather()
 			if err != nil {
 				t.Fatal(err)

@@ -64,7 +64,7 @@ func TestPageJSONAndMetricsAgree(t *testing.T) {
 			h := New(c.v, slog.New(slog.DiscardHandler), clock)
 			list := getJSON[List](t, h, "/api/v1/leases?class=")
 			metrics := gather(t, collector.New(c.v, collector.Settings{Now: clock, Extended: true, PerLeaseNodeHeartbeats: true}),
-				collector.NewClasses(c.v, collector.Settings{Now: clock}))
+				collector.NewStatus(c.v, collector.Settings{Now: clock}))
 			_, page := get(t, h, "/leases?class=node-heartbeat")
 			_, elections := get(t, h, "/leases?class=leader-election")
 			_, identities := get(t, h, "/leases?class=apiserver-identity")

@@ -71,7 +71,7 @@ func TestSummarySetIsTheDefault(t *testing.T) {
 	}
 	clock := func() time.Time { return at }
 	self := prometheus.NewPedanticRegistry()
-	self.MustRegister(collector.NewStatus(v, collector.Settings{Now: clock}), collector.NewClasses(v, collector.Settings{Now: clock}))
+	self.MustRegister(collector.NewStatus(v, collector.Settings{Now: clock}))
 	render := func(s collector.Settings) []byte {
 		mfs, err := self.Gather()
 		if err != nil {
