@@ -1,14 +1,10 @@
 package informer
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -64,40 +60,4 @@ func anyExists(paths []string) bool {
 		}
 	}
 	return false
-}
-
-// CheckReachable asks the API server for its version, so an unreachable or misconfigured
-// cluster is a clear error at start instead of an exporter that never becomes ready.
-func (l *Cache) CheckReachable(ctx context.Context, timeout time.Duration) error {
-	err := retry(ctx, timeout, func(ctx context.Context) error {
-		_, err := l.clients.List.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
-		var status apierrors.APIStatus
-		if errors.As(err, &status) {
-			return nil // any HTTP answer proves the server is there; RBAC is judged later
-		}
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("API server %s not reachable within %s: %w", l.host, timeout, err)
-	}
-	return nil
-}
-
-// retry is the start-up retry loop: it calls attempt once a second until attempt succeeds
-// or timeout passes, and then returns the last attempt's error. At start a blip must not stop
-// the exporter, but an API server that stays silent must (exit code 4).
-func retry(ctx context.Context, timeout time.Duration, attempt func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	for {
-		err := attempt(ctx)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(time.Second):
-		}
-	}
 }

@@ -231,3 +231,38 @@ func (h *health) FreshAsOf(now time.Time) time.Time {
 	}
 	return h.lostAt
 }
+
+// failed counts a list or watch failure and logs only the first of a run of failures; the
+// reflector retries with backoff and would otherwise log every few seconds for an hour.
+// The one exception: a run that turns into forbidden or unauthorized (RBAC revoked while the
+// API server restarted: first "connection", then "forbidden") logs that reason once too,
+// because it needs an operator and "connection" would hide it.
+func (h *health) failed(resource string, err error) {
+	reason := errorReason(err)
+	h.metrics.watchErrors.WithLabelValues(reason).Inc()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.failures++
+	if h.failing && (h.logged[reason] || reason != "forbidden" && reason != "unauthorized") {
+		return
+	}
+	if !h.failing {
+		h.failing, h.failingSince, h.logged = true, h.now(), map[string]bool{}
+	}
+	h.logged[reason] = true
+	args := []any{"resource", resource, "reason", reason, "err", err}
+	if reason == "forbidden" {
+		args = append(args, "hint", "the exporter's identity needs the list and watch verbs on "+resource+"; "+
+			"apply the ClusterRole and binding in deploy/ (or a Role per namespace with --namespaces); retrying")
+	}
+	h.logger.Error("cannot list or watch lock objects; metrics freeze at the last known state until this clears", args...)
+}
+
+// recovered logs the end of a run of failures once. Callers hold h.mu.
+func (h *health) recovered() {
+	if !h.failing {
+		return
+	}
+	h.logger.Info("list and watch of Leases recovered", "after", h.now().Sub(h.failingSince).Round(time.Millisecond), "failures", h.failures)
+	h.failing, h.failures = false, 0
+}

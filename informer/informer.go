@@ -17,7 +17,6 @@ package informer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -165,6 +164,15 @@ func (l *Cache) addSources(c Clients, opts Options) {
 	}
 }
 
+// sourceOf builds the source of a lock kind from its row of the kinds table (lock.Kind): an
+// annotation lock's object is read metadata-only (annotationSource), a Lease whole.
+func sourceOf(k lock.Kind) source[*lock.Lease] {
+	if k.Annotation() {
+		return newAnnotationSource(k, k.GVR())
+	}
+	return leaseSource{}
+}
+
 // addLocks adds the scopes of a lock source, whose records are Leases.
 func (l *Cache) addLocks(src source[*lock.Lease], opts Options) {
 	namespaces := opts.Namespaces
@@ -209,108 +217,3 @@ func (l *Cache) reportProblems(prev, rec *lock.Lease) *lock.Lease {
 	}
 	return rec
 }
-
-// DiscoverCandidates finds out whether the API server serves LeaseCandidates (coordinated
-// leader election) in a version the exporter reads and lets it list them; if so, it adds their
-// scopes, which Start then runs. Call it before Start. Not served, forbidden or turned off
-// (Options.NoCandidates) leaves the feature off, says so in one info line and in
-// lease_exporter_lease_candidates_watched, and is no error; only an API server that does not
-// answer within timeout is (it is retried until then: the server just proved reachable, so
-// silence is a blip).
-func (l *Cache) DiscoverCandidates(ctx context.Context, timeout time.Duration) error {
-	if l.opts.NoCandidates {
-		l.logger.Info("not watching LeaseCandidates: turned off by option")
-		return nil
-	}
-	namespaces := l.opts.Namespaces
-	if len(namespaces) == 0 {
-		namespaces = []string{metav1.NamespaceAll}
-	}
-	var version string
-	var unavailable error
-	err := retry(ctx, timeout, func(ctx context.Context) error {
-		var err error
-		version, err = servedCandidateVersion(ctx, l.clients, namespaces)
-		if errors.Is(err, errCandidatesUnavailable) {
-			unavailable = err // an answer
-			return nil
-		}
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("discover LeaseCandidates within %s: %w", timeout, err)
-	}
-	if unavailable != nil {
-		l.logger.Info("not watching LeaseCandidates: coordinated leader election is not available to the exporter", "err", unavailable)
-		return nil
-	}
-	// The lease selector is not applied: a candidate's labels are not its Lease's (the
-	// components set none), so any selector would drop them all.
-	opts := l.opts
-	opts.LeaseSelector = ""
-	for _, s := range newScopes(candidateSource{version}, lock.ObserveCandidate, l.clients, namespaces, opts, opts.now(), l.health.metrics, l.health) {
-		l.scopes = append(l.scopes, s)
-		l.candidates = append(l.candidates, s.store)
-	}
-	l.health.metrics.candidatesWatched.Set(1)
-	l.logger.Info("watching LeaseCandidates", "version", "coordination.k8s.io/"+version)
-	return nil
-}
-
-// WatchingCandidates implements CandidateView.
-func (l *Cache) WatchingCandidates() bool { return len(l.candidates) > 0 }
-
-// RangeCandidates calls fn for every cached LeaseCandidate; none while they are not watched.
-// fn must not modify or retain the record's fields.
-func (l *Cache) RangeCandidates(fn func(*lock.Candidate)) { rangeStores(l.candidates, fn) }
-
-// Start starts watching; the reflectors stop when ctx is done.
-func (l *Cache) Start(ctx context.Context) {
-	for _, s := range l.scopes {
-		l.wg.Go(func() { s.run(ctx) })
-	}
-}
-
-// Shutdown waits for the reflectors to end after ctx passed to Start is done.
-func (l *Cache) Shutdown() { l.wg.Wait() }
-
-// WaitForCacheSync blocks until every scope has synced; the error says why it stopped early.
-func (l *Cache) WaitForCacheSync(ctx context.Context) error {
-	for _, s := range l.scopes {
-		if !s.waitSynced(ctx) {
-			return fmt.Errorf("lease cache not synced: %w", context.Cause(ctx))
-		}
-	}
-	return nil
-}
-
-// HasSynced implements View.
-func (l *Cache) HasSynced() bool {
-	for _, s := range l.scopes {
-		if !s.HasSynced() {
-			return false
-		}
-	}
-	return true
-}
-
-// Range implements View.
-func (l *Cache) Range(fn func(*lock.Lease)) { rangeStores(l.locks, fn) }
-
-// rangeStores calls fn for every record of stores, one store's snapshot at a time, reusing
-// one buffer: a scrape at 100k Leases then copies pointers without growing a slice per store.
-func rangeStores[R record[R]](stores []*store[R], fn func(R)) {
-	var buf []R
-	for _, s := range stores {
-		buf = s.list(buf[:0])
-		for _, r := range buf {
-			fn(r)
-		}
-	}
-}
-
-// RangeDeleted implements DeletionView.
-func (l *Cache) RangeDeleted(fn func(*lock.Tombstone)) { l.deleted.RangeDeleted(fn) }
-
-// FreshAsOf implements View.
-func (l *Cache) FreshAsOf(now time.Time) time.Time { return l.health.FreshAsOf(now) }

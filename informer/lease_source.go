@@ -16,7 +16,8 @@ type leaseSource struct{}
 
 var _ source[*lock.Lease] = leaseSource{}
 
-// newLeaseSource is KindLease's source (lockKinds): the typed client needs nothing more.
+// resource is KindLease's: sourceOf gives every non-annotation kind this source, which
+// needs nothing more than the typed client.
 func (leaseSource) resource() string { return lock.KindLease.QualifiedResource() }
 
 func (leaseSource) object() runtime.Object { return &coordinationv1.Lease{} }

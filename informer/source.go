@@ -8,8 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
-
-	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
 // source is one kind of object the exporter watches (Leases, ConfigMap and Endpoints
@@ -50,15 +48,6 @@ type record[R any] interface {
 	StoreKey() string
 	// ShardKey is what sharding hashes (see sharding.Of): a lock's own namespace and name.
 	ShardKey() (namespace, name string)
-}
-
-// sourceOf builds the source of a lock kind from its row of the kinds table (lock.Kind): an
-// annotation lock's object is read metadata-only (annotationSource), a Lease whole.
-func sourceOf(k lock.Kind) source[*lock.Lease] {
-	if k.Annotation() {
-		return newAnnotationSource(k, k.GVR())
-	}
-	return leaseSource{}
 }
 
 // keepFunc decides from a shard key whether this replica exports an object; nil keeps all.

@@ -269,3 +269,11 @@ func (s *store[R]) event(c prometheus.Counter) time.Time {
 	s.metrics.lastEventEpoch.Set(float64(now.UnixMilli()) / 1e3)
 	return now
 }
+
+// get returns the record cached under key.
+func (s *store[R]) get(key string) (R, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	r, ok := s.records[key]
+	return r, ok
+}
