@@ -56,7 +56,7 @@ func detailView(d Detail, at time.Time, span time.Duration, window string) detai
 		return p
 	}
 	p.Tenures = tenureRows(d.History.Tenures)
-	p.Timeline = timelineOf(d.History, judged, span, window, detailURL(d.Lease))
+	p.Timeline = timelineOf(d.History, judged, span, window, lockURL(d.Namespace, d.Name, d.Kind))
 	if n := len(d.History.RenewalIntervalsSeconds); n > 0 {
 		iv := slices.Clone(d.History.RenewalIntervalsSeconds)
 		slices.Sort(iv)

@@ -59,8 +59,6 @@ func timeOf(µs int64) *time.Time {
 
 func ptr[T any](v T) *T { return &v }
 
-func detailURL(l Lease) string { return lockURL(l.Namespace, l.Name, l.Kind) }
-
 func lockURL(namespace, name, kind string) string {
 	u := "/leases/" + url.PathEscape(namespace) + "/" + url.PathEscape(name)
 	if kind != lock.DefaultKind.String() {

@@ -40,15 +40,6 @@ func Reserved(path string) bool {
 	return path == Path || strings.HasPrefix(path, Path+"/") || strings.HasPrefix(path, APIPrefix)
 }
 
-// Source is what the pages read, all of it the informer's cache (informer.Cache): the view
-// the locks are judged from, the LeaseCandidates, the deleted locks, and one lock by its
-// address, which a detail page looks up instead of passing over the view.
-type Source interface {
-	informer.CoordinatedView
-	informer.DeletionView
-	Lookup(kind lock.Kind, namespace, name string) *lock.Lease
-}
-
 // Handler serves Patterns from the cache.
 type Handler struct {
 	src    Source
@@ -170,23 +161,23 @@ func (h *Handler) writeJSON(w http.ResponseWriter, status int, v any) {
 func (h *Handler) listPage(w http.ResponseWriter, r *http.Request) {
 	p := listPageOf(h.src, h.now(), filterOf(r))
 	p.Grafana = h.grafanaLink(grafanaOverview)
-	h.render(w, http.StatusOK, "list", p)
+	render(w, h.logger, h.prefix, http.StatusOK, "list", p)
 }
 
 func (h *Handler) detailPage(w http.ResponseWriter, r *http.Request) {
 	window := r.URL.Query().Get("window")
 	span, ok := windowSpan(window)
 	if !ok {
-		h.render(w, http.StatusBadRequest, "badrequest", fmt.Sprintf("window %q is not one the timeline offers: use one of %s", window, windowNames()))
+		render(w, h.logger, h.prefix, http.StatusBadRequest, "badrequest", fmt.Sprintf("window %q is not one the timeline offers: use one of %s", window, windowNames()))
 		return
 	}
 	at := informer.JudgedAt(h.src, h.now())
 	d, ok := find(h.src, at, r.PathValue("namespace"), r.PathValue("name"), kindOf(r))
 	if !ok {
-		h.render(w, http.StatusNotFound, "notfound", notFound(r))
+		render(w, h.logger, h.prefix, http.StatusNotFound, "notfound", notFound(r))
 		return
 	}
 	p := detailView(d, at, span, window)
 	p.Grafana = h.grafanaLink(grafanaDetail, "var-namespace", d.Namespace, "var-lease", d.Name)
-	h.render(w, http.StatusOK, "detail", p)
+	render(w, h.logger, h.prefix, http.StatusOK, "detail", p)
 }

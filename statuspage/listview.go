@@ -55,7 +55,7 @@ type listPage struct {
 func rowOf(lk *lock.Lease, at time.Time) row {
 	l := summarize(lk, at)
 	r := row{Namespace: l.Namespace, Name: l.Name, Kind: l.Kind, Class: l.Class, Holder: l.Holder, Held: l.Held,
-		Healthy: l.Healthy, Problems: l.Problems, URL: detailURL(l), RenewAge: seconds(l.RenewAgeSeconds),
+		Healthy: l.Healthy, Problems: l.Problems, URL: lockURL(l.Namespace, l.Name, l.Kind), RenewAge: seconds(l.RenewAgeSeconds),
 		Skew: seconds(l.HolderClockSkewSeconds), RenewAgeV: orInf(l.RenewAgeSeconds), SkewV: orInf(l.HolderClockSkewSeconds)}
 	if l.LeaseDurationSeconds != nil {
 		r.Duration = fmt.Sprintf("%ds", *l.LeaseDurationSeconds)
@@ -69,24 +69,6 @@ func rowOf(lk *lock.Lease, at time.Time) row {
 	}
 	if h := lk.History(); h != nil {
 		r.Strip = strip(history(h.Snapshot(), lk, at, r.Held), at)
-	}
-	return r
-}
-
-// deletedRow is a lock deleted recently, formatted.
-type deletedRow struct {
-	Deleted
-	URL, When, Ago, LastChange, Recreated string
-}
-
-// deletedRowOf formats d; Ago is before now.
-func deletedRowOf(d Deleted, now time.Time) deletedRow {
-	r := deletedRow{Deleted: d, URL: lockURL(d.Namespace, d.Name, d.Kind), When: stamp(d.DeletedAt), Ago: ago(d.DeletedAt, now)}
-	if d.LastObservedChange != nil {
-		r.LastChange = stamp(*d.LastObservedChange)
-	}
-	if d.RecreatedAt != nil {
-		r.Recreated = stamp(*d.RecreatedAt)
 	}
 	return r
 }

@@ -6,6 +6,7 @@ import (
 	"embed"
 	"encoding/base64"
 	"html/template"
+	"log/slog"
 	"net/http"
 	"time"
 )
@@ -56,17 +57,18 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 	"above":   func(b bucket) float64 { return b.Y - 4 },
 }).ParseFS(templateFiles, "templates/*.html"))
 
-// render executes a page into a buffer first, so a template error is a clean 500.
-func (h *Handler) render(w http.ResponseWriter, status int, name string, data any) {
+// render executes the page name into a buffer first, so a template error is a clean 500;
+// prefix moves the page's links under it (Handler.Under).
+func render(w http.ResponseWriter, logger *slog.Logger, prefix string, status int, name string, data any) {
 	var buf bytes.Buffer
 	if err := templates.ExecuteTemplate(&buf, name, data); err != nil {
-		h.logger.Error("render status page", "page", name, "err", err)
+		logger.Error("render status page", "page", name, "err", err)
 		http.Error(w, "internal error rendering the page", http.StatusInternalServerError)
 		return
 	}
 	out := buf.Bytes()
-	if h.prefix != "" {
-		out = underPrefix(out, h.prefix)
+	if prefix != "" {
+		out = underPrefix(out, prefix)
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", contentSecurityPolicy)
