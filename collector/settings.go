@@ -41,10 +41,10 @@ func (s Settings) clock() func() time.Time {
 // exports reports whether f is exported for l under these settings. By default a
 // node-heartbeat Lease has no series while its heartbeat is on time (a large cluster has tens
 // of thousands, and the class counts say how they stand), every other lock seven.
-func (s Settings) exports(f *family, l *lock.Lease) bool { return s.exportsClass(f, l.Class) }
+func (s *Settings) exports(f *family, l *lock.Lease) bool { return s.exportsClass(f, l.Class) }
 
 // exportsClass is exports for any lock of class c: the decision depends on nothing else.
-func (s Settings) exportsClass(f *family, c lock.Class) bool {
+func (s *Settings) exportsClass(f *family, c lock.Class) bool {
 	node := c == lock.ClassNodeHeartbeat
 	switch {
 	case f.set == overdueNodes:
@@ -63,7 +63,7 @@ func (s Settings) exportsClass(f *family, c lock.Class) bool {
 // writesAny reports whether l has any series at evaluation time at (Unix µs): false only
 // for a node heartbeat without per-lease series that is on time, which the writer then need
 // not sort (90% of a large cluster's Leases).
-func (s Settings) writesAny(l *lock.Lease, at int64) bool {
+func (s *Settings) writesAny(l *lock.Lease, at int64) bool {
 	if l.Class != lock.ClassNodeHeartbeat || s.PerLeaseNodeHeartbeats {
 		return true
 	}
