@@ -20,6 +20,9 @@ type HistoryOptions struct {
 	// Deleted is how long a deleted lock's Tombstone is kept; 0 keeps none. At most
 	// MaxTombstones are kept whatever it says.
 	Deleted time.Duration
+	// Cleared, if set, is told the class of each lock whose newest tenure the history has
+	// just recognised as ClearedByPredecessor (the informer counts them).
+	Cleared func(Class)
 }
 
 // DefaultHistory is the history lease-exporter keeps unless told otherwise: leader-election
@@ -60,11 +63,18 @@ const (
 	// upgrade's handover; client-go's elector yields so. To is the release or the expiry. A
 	// takeover of a still valid lease stays TakenOver.
 	HandedOver
+	// ClearedByPredecessor: the lock was emptied within a lease duration of this holder
+	// taking it, and the holder before took it again: the previous holder, stalled past its
+	// renew deadline and resumed, released a lock it no longer held. client-go's release()
+	// does so with ReleaseOnCancel (it judges by its own stale record; internal/testenv/election's
+	// TestClientGoStalledLeaderReleasesItsSuccessorsLease pins it). The exporter cannot see who
+	// wrote a release, so it is recognised by what follows it.
+	ClearedByPredecessor
 )
 
 // String is the ending's name in the JSON API and on the status page.
 func (e Ending) String() string {
-	return [...]string{"", "released", "expired", "taken_over", "unknown", "deleted", "handed_over"}[min(e, HandedOver)]
+	return [...]string{"", "released", "expired", "taken_over", "unknown", "deleted", "handed_over", "cleared_by_predecessor"}[min(e, ClearedByPredecessor)]
 }
 
 // Tenure is one holder's continuous holding of a lock, as the exporter observed it. Times
@@ -195,6 +205,18 @@ func push[T any](ring []T, next *uint16, limit uint16, v T) []T {
 	ring[*next] = v
 	*next = (*next + 1) % limit
 	return ring
+}
+
+// beforeNewest returns the element before the newest of a ring, nil when it has fewer than two.
+func beforeNewest[T any](ring []T, next, limit uint16) *T {
+	switch {
+	case len(ring) < 2:
+		return nil
+	case len(ring) < int(limit):
+		return &ring[len(ring)-2]
+	default:
+		return &ring[(int(next)+len(ring)-2)%len(ring)]
+	}
 }
 
 // newest returns the newest element of a ring, nil when empty.

@@ -17,8 +17,8 @@ func Observation(opts HistoryOptions) func(prev, l *Lease, now int64, live bool)
 	inRecord := &rareFields{history: &History{maxT: uint16(opts.Tenures), maxR: uint16(opts.Renewals), inRecord: true}}
 	return func(prev, l *Lease, now int64, live bool) *Lease {
 		rec := observeLock(prev, l, now, live)
-		if rec != prev && opts.keeps(rec.Class) {
-			keepHistory(inRecord, prev, rec, now, live)
+		if rec != prev && opts.keeps(rec.Class) && keepHistory(inRecord, prev, rec, now, live) && opts.Cleared != nil {
+			opts.Cleared(rec.Class)
 		}
 		return rec
 	}
@@ -26,7 +26,8 @@ func Observation(opts HistoryOptions) func(prev, l *Lease, now int64, live bool)
 
 // keepHistory records the change from prev (nil at first sight) to l, the record about to be
 // cached, in the history l then carries: the previous record's if it is the same incarnation,
-// else a new one (a recreated lock starts over).
+// else a new one (a recreated lock starts over). It reports whether the change showed the
+// newest tenure ClearedByPredecessor.
 //
 // A History is allocated only once something happened that the record cannot say: a lock
 // found in a list (at start-up, by far the most) and not seen to change since has the
@@ -35,7 +36,7 @@ func Observation(opts HistoryOptions) func(prev, l *Lease, now int64, live bool)
 // the history more than that, measured, not listed: a holder change, a release, an expiry,
 // a creation seen live, and also a renewal seen live, as it makes the next one's interval
 // measurable and its skew corrects the tenure's start (docs/status-page.md).
-func keepHistory(inRecord *rareFields, prev, l *Lease, now int64, live bool) {
+func keepHistory(inRecord *rareFields, prev, l *Lease, now int64, live bool) (cleared bool) {
 	var h *History
 	if prev != nil && prev.UID == l.UID && prev.rare != nil {
 		h = prev.rare.history
@@ -44,24 +45,25 @@ func keepHistory(inRecord *rareFields, prev, l *Lease, now int64, live bool) {
 	case h != nil && !h.inRecord:
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		h.record(prev, l, now, live)
+		cleared = h.record(prev, l, now, live)
 		attachHistory(prev, l, h)
-		return
+		return cleared
 	case h != nil: // what prev's record said, until now
 		h = prev.History()
-		h.record(prev, l, now, live)
+		cleared = h.record(prev, l, now, live)
 	case !live && l.FirstSeen == now: // first sight, in a list: begin would open what fromRecord builds
 		markInRecord(inRecord, l)
-		return
+		return false
 	default: // first sight, live (or a lock whose class came to keep history)
 		h = &History{maxT: inRecord.history.maxT, maxR: inRecord.history.maxR}
 		h.begin(l, now, live, 0)
 	}
 	if h.onlyRepeats(l) {
 		markInRecord(inRecord, l)
-		return
+		return cleared
 	}
 	attachHistory(prev, l, h)
+	return cleared
 }
 
 // markInRecord makes l, fresh from decode, carry the history its record says.
@@ -87,8 +89,9 @@ func attachHistory(prev, l *Lease, h *History) {
 	}
 }
 
-// record updates the history with the change from prev to l; h.mu is held.
-func (h *History) record(prev, l *Lease, now int64, live bool) {
+// record updates the history with the change from prev to l, and reports whether it showed
+// the newest tenure ClearedByPredecessor; h.mu is held.
+func (h *History) record(prev, l *Lease, now int64, live bool) (cleared bool) {
 	at := lastRenewSeen(l, now)
 	cur := newest(h.tenures, h.nextT, h.maxT)
 	holding := cur != nil && cur.Ended == Holding
@@ -107,10 +110,10 @@ func (h *History) record(prev, l *Lease, now int64, live bool) {
 			// The same holder came back after its lease had expired: nobody held it meanwhile.
 			cur.Ended, cur.To = Expired, expiryOf(prev, now)
 			h.begin(l, now, live, cur.To)
-			return
+			return false
 		}
 		if l.ObservedRenewTime == prev.ObservedRenewTime {
-			return // not a renewal (e.g. only the duration changed)
+			return false // not a renewal (e.g. only the duration changed)
 		}
 		cur.LastRenew = at
 		// The interval is measured between the two renewTimes, both by the holder's clock,
@@ -128,6 +131,7 @@ func (h *History) record(prev, l *Lease, now int64, live bool) {
 		if cur != nil {
 			after = cur.LastRenew
 		}
+		cleared = h.clearedByPredecessor(cur, l)
 		if holding {
 			from := acquiredAt(l, now, live, after)
 			switch {
@@ -144,6 +148,22 @@ func (h *History) record(prev, l *Lease, now int64, live bool) {
 		}
 		h.begin(l, now, live, after)
 	}
+	return cleared
+}
+
+// clearedByPredecessor marks cur, the newest tenure, ClearedByPredecessor when l's holder,
+// taking the lock now, held it just before cur, and cur ended in a release within a lease
+// duration of its start (client-go's renew deadline is shorter than that); it reports whether
+// it did.
+func (h *History) clearedByPredecessor(cur *Tenure, l *Lease) bool {
+	if cur == nil || cur.Ended != Released || l.Holder == "" || !l.HasDuration || cur.To-cur.From > int64(l.DurationSeconds)*1e6 {
+		return false
+	}
+	if p := beforeNewest(h.tenures, h.nextT, h.maxT); p != nil && p.Holder == l.Holder && p.Ended != Holding {
+		cur.Ended = ClearedByPredecessor
+		return true
+	}
+	return false
 }
 
 // begin opens a tenure for l's holder (none for an empty holder). after is the earliest

@@ -77,8 +77,12 @@ type Lease struct {
 
 	// RenewTime and AcquireTime are Unix microseconds, valid only when HasRenewTime/HasAcquireTime.
 	RenewTime, AcquireTime int64
-	// Created is metadata.creationTimestamp in Unix seconds.
-	Created int64
+	// Created is metadata.creationTimestamp in Unix seconds (0 before 1970; uint32 lasts until
+	// 2106), which leaves room beside it for ObservedRenewals in the 128-byte record.
+	Created uint32
+	// ObservedRenewals counts the renewals the exporter saw since FirstSeen: records that moved
+	// renewTime forward under the same holder (see observeLock).
+	ObservedRenewals uint32
 	// FirstSeen is when this exporter first saw this incarnation (UID) of the Lease, Unix µs.
 	FirstSeen int64
 	// ObservedRenewTime is when, by the exporter's clock, the Lease's record (holder or
@@ -241,7 +245,7 @@ func projectMeta(m *metav1.ObjectMeta) (*Lease, rareFields) {
 		key:        ns + "/" + name,
 		nameAt:     uint16(len(ns) + 1),
 		UID:        parseUID(m.UID),
-		Created:    m.CreationTimestamp.Unix(),
+		Created:    uint32(min(max(m.CreationTimestamp.Unix(), 0), math.MaxUint32)),
 		skewMillis: noSkew,
 	}
 	if !strings.ContainsAny(out.key, "\\\"\n") {

@@ -32,6 +32,10 @@ func observeLock(prev, l *Lease, now int64, live bool) *Lease {
 	}
 	l.FirstSeen = prev.FirstSeen
 	l.ObservedHolderChanges = prev.ObservedHolderChanges + holderChanges(prev, l)
+	l.ObservedRenewals = prev.ObservedRenewals
+	if renewal(prev, l) {
+		l.ObservedRenewals++
+	}
 	l.skewMillis = prev.skewMillis
 	l.ObservedRenewTime = prev.ObservedRenewTime
 	renewed := l.HasRenewTime != prev.HasRenewTime || l.RenewTime != prev.RenewTime
@@ -69,6 +73,13 @@ func measureSkew(l *Lease, now int64) int32 {
 	}
 	ms := (l.RenewTime - now) / 1e3
 	return int32(min(max(ms, math.MinInt32+1), math.MaxInt32))
+}
+
+// renewal reports whether l renews prev: the same holder, and a renewTime moved forward. A
+// record that arrives in a relist after a watch gap counts once, for the last write: the
+// writes the exporter missed are not invented.
+func renewal(prev, l *Lease) bool {
+	return l.Holder != "" && l.Holder == prev.Holder && l.HasRenewTime && prev.HasRenewTime && l.RenewTime > prev.RenewTime
 }
 
 // holderChanges counts the leadership changes between two observed states of a Lease: 1 when
