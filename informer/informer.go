@@ -58,7 +58,9 @@ type Cache struct {
 	health     *health
 	// deleted counts the locks that went and keeps their tombstones (DeletionView).
 	deleted *deletions
-	wg      sync.WaitGroup
+	// elections counts renewals and leaderless times as the stores observe them.
+	elections *elections
+	wg        sync.WaitGroup
 }
 
 var (
@@ -148,7 +150,8 @@ func newCache(opts Options, logger *slog.Logger, reg prometheus.Registerer) *Cac
 		logger = slog.New(slog.DiscardHandler)
 	}
 	m := newMetrics(reg)
-	return &Cache{health: newHealth(logger, m, opts.now()), deleted: newDeletions(opts.History, opts.now(), m), opts: opts, logger: logger}
+	return &Cache{health: newHealth(logger, m, opts.now()), deleted: newDeletions(opts.History, opts.now(), m),
+		elections: newElections(reg, opts), opts: opts, logger: logger}
 }
 
 // addSources builds the scopes of every source: one per lock kind in opts.Locks, each
@@ -179,12 +182,15 @@ func (l *Cache) addLocks(src source[*lock.Lease], opts Options) {
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	observe := lock.Observation(opts.History)
+	history := opts.History
+	history.Cleared = l.elections.clearedBy
+	observe := lock.Observation(history)
 	observeLock := func(prev, next *lock.Lease, now int64, live bool) *lock.Lease {
 		rec := observe(prev, next, now, live)
 		if prev == nil || prev.UID != rec.UID {
 			l.deleted.firstSight(rec)
 		}
+		l.elections.observed(prev, rec, now, live)
 		return l.reportProblems(prev, rec)
 	}
 	for _, s := range newScopes(src, observeLock, l.clients, namespaces, opts, opts.now(), l.health.metrics, l.health) {

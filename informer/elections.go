@@ -1,0 +1,78 @@
+package informer
+
+import (
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/lease-exporter/lease-exporter/informer/lock"
+)
+
+// elections counts what only an observer of every write can: renewals, which a scrape every
+// 30 s cannot count when a lock is renewed every 2 s, and the time each election was without
+// a leader, which lies between two watch events no scrape catches. It is updated as the
+// store observes each record, in event order, from every scope's goroutine.
+//
+// HA replicas each count every write they see, so their counts agree and dashboards take the
+// max over replicas; a sharded exporter counts only its shard's locks, says which with the
+// shard label, and dashboards sum the shards.
+type elections struct {
+	renewals   *prometheus.CounterVec
+	leaderless *prometheus.HistogramVec
+	cleared    *prometheus.CounterVec
+	// byClass are renewals' children, resolved once: a renewal is the commonest event.
+	byClass [lock.NumClasses]prometheus.Counter
+}
+
+func newElections(reg prometheus.Registerer, opts Options) *elections {
+	var constLabels prometheus.Labels
+	if opts.TotalShards > 1 {
+		constLabels = prometheus.Labels{"shard": strconv.Itoa(opts.Shard)}
+	}
+	f := promauto.With(reg)
+	e := &elections{
+		renewals: f.NewCounterVec(prometheus.CounterOpts{
+			Name:        "lease_class_observed_renewals_total",
+			Help:        "Renewals the exporter saw, by class: writes that moved renewTime forward under the same holder. A relist after a watch gap counts one, whatever it missed.",
+			ConstLabels: constLabels,
+		}, []string{"class"}),
+		leaderless: f.NewHistogramVec(prometheus.HistogramOpts{
+			Name:        "lease_leaderless_seconds",
+			Help:        "How long a lock was without a valid holder before each holder change the exporter saw live, by class and how the previous tenure ended: released (from the release), expired (from the expiry it judged), taken_over (0: the lease was still valid).",
+			Buckets:     lock.LeaderlessBuckets,
+			ConstLabels: constLabels,
+		}, []string{"class", "ended"}),
+		cleared: f.NewCounterVec(prometheus.CounterOpts{
+			Name:        "lease_class_successors_cleared_total",
+			Help:        "Tenures seen cleared by their predecessor, by class: a release within a lease duration of a takeover, after which the previous holder took the lock again (a stalled client-go leader releasing a lock it no longer held). Only the classes that keep a history (--history.classes).",
+			ConstLabels: constLabels,
+		}, []string{"class"}),
+	}
+	for _, c := range lock.Classes {
+		e.byClass[c] = e.renewals.WithLabelValues(c.String())
+		e.cleared.WithLabelValues(c.String())
+	}
+	// Leader elections' three series exist from the start, so increase() sees the first
+	// failover; other classes change holder rarely, and their series appear when one does.
+	for _, ended := range []lock.Ending{lock.Released, lock.Expired, lock.TakenOver} {
+		e.leaderless.WithLabelValues(lock.ClassLeaderElection.String(), ended.String())
+	}
+	return e
+}
+
+// observed counts what the change from prev to rec, the record about to be cached, shows.
+func (e *elections) observed(prev, rec *lock.Lease, now int64, live bool) {
+	if prev == nil || rec == prev || prev.UID != rec.UID {
+		return
+	}
+	if rec.ObservedRenewals > prev.ObservedRenewals {
+		e.byClass[rec.Class].Inc()
+	}
+	if µs, ended, ok := lock.Leaderless(prev, rec, now, live); ok {
+		e.leaderless.WithLabelValues(rec.Class.String(), ended.String()).Observe(float64(µs) / 1e6)
+	}
+}
+
+// clearedBy is the history's hook (lock.HistoryOptions.Cleared).
+func (e *elections) clearedBy(c lock.Class) { e.cleared.WithLabelValues(c.String()).Inc() }
