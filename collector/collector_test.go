@@ -260,12 +260,12 @@ func TestDefaultAndExtendedSets(t *testing.T) {
 	if want := `lease_overdue_observed_renew_timestamp_seconds{class="node-heartbeat",kind="Lease",lease="node-2",namespace="kube-node-lease"} 1.795262375e+09`; !strings.Contains(lean, want+"\n") {
 		t.Errorf("the late node-2 (renewed 25 s ago, of 40) has no overdue series:\n%s", lean)
 	}
-	// No live renewal was seen, so no skew yet: six of the seven.
-	if got := families(lean, "leader-election"); got != "lease_acquire_timestamp_seconds,lease_duration_seconds,lease_held,lease_info,lease_observed_holder_changes_total,lease_observed_renew_timestamp_seconds" {
+	// No live renewal was seen, so no skew yet: seven of the eight.
+	if got := families(lean, "leader-election"); got != "lease_acquire_timestamp_seconds,lease_duration_seconds,lease_held,lease_info,lease_observed_holder_changes_total,lease_observed_renew_timestamp_seconds,lease_observed_renewals_total" {
 		t.Errorf("leader-election series by default: %s", got)
 	}
 	all := exposition(t, New(v, Settings{Now: clock, Extended: true}))
-	want := "lease_acquire_timestamp_seconds,lease_duration_seconds,lease_expiry_timestamp_seconds,lease_held,lease_info,lease_observed_holder_changes_total,lease_observed_renew_timestamp_seconds,lease_renew_age_seconds,lease_renew_timestamp_seconds,lease_transitions_total"
+	want := "lease_acquire_timestamp_seconds,lease_duration_seconds,lease_expiry_timestamp_seconds,lease_held,lease_info,lease_observed_holder_changes_total,lease_observed_renew_timestamp_seconds,lease_observed_renewals_total,lease_renew_age_seconds,lease_renew_timestamp_seconds,lease_transitions_total"
 	if got := families(all, "leader-election"); got != want {
 		t.Errorf("leader-election series with --metrics.extended: %s", got)
 	}
@@ -278,7 +278,7 @@ func TestDefaultAndExtendedSets(t *testing.T) {
 	}
 	every := exposition(t, New(v, Settings{Now: clock, Extended: true, PerLeaseNodeHeartbeats: true}))
 	distinct := slices.Compact(strings.Split(families(every, "node-heartbeat"), ","))
-	if got := strings.Join(distinct, ","); got != "lease_acquire_timestamp_seconds,lease_duration_seconds,lease_expiry_timestamp_seconds,lease_held,lease_info,lease_observed_holder_changes_total,lease_observed_renew_timestamp_seconds,lease_overdue_observed_renew_timestamp_seconds,lease_renew_age_seconds,lease_renew_timestamp_seconds" {
+	if got := strings.Join(distinct, ","); got != "lease_acquire_timestamp_seconds,lease_duration_seconds,lease_expiry_timestamp_seconds,lease_held,lease_info,lease_observed_holder_changes_total,lease_observed_renew_timestamp_seconds,lease_observed_renewals_total,lease_overdue_observed_renew_timestamp_seconds,lease_renew_age_seconds,lease_renew_timestamp_seconds" {
 		t.Errorf("node Lease families with both: %s", got)
 	}
 }

@@ -38,6 +38,10 @@ const (
 	extended
 	// overdueNodes: node-heartbeat Leases, whatever the flags; the family's value says when.
 	overdueNodes
+	// leaderElections: leader-election locks; the other classes with --metrics.extended
+	// (node Leases also with --metrics.node-heartbeats=per-lease), as their class counts
+	// them by default.
+	leaderElections
 )
 
 var (
@@ -73,6 +77,9 @@ var families = withDescs([]*family{
 		value: func(l *lock.Lease, _ int64) (float64, bool) {
 			return micros(l.ObservedRenewTime), l.ObservedRenewTime != 0
 		}},
+	{name: "lease_observed_renewals_total", set: leaderElections, help: "Renewals the exporter saw since it first saw the Lease: writes that moved renewTime forward under the same holder. A relist after a watch gap counts one, whatever it missed.", counter: true,
+		value:   func(l *lock.Lease, _ int64) (float64, bool) { return float64(l.ObservedRenewals), true },
+		created: func(l *lock.Lease) time.Time { return time.UnixMicro(l.FirstSeen) }},
 	{name: "lease_overdue_observed_renew_timestamp_seconds", set: overdueNodes, help: "Unix time, by the exporter's clock, at which it saw a node-heartbeat Lease's holder or renewTime change; only while the Lease is overdue (lagging, expired or released).",
 		value: func(l *lock.Lease, at int64) (float64, bool) {
 			return micros(l.ObservedRenewTime), overdue(l, at)
@@ -86,7 +93,7 @@ var families = withDescs([]*family{
 		value: func(l *lock.Lease, _ int64) (float64, bool) { return micros(l.RenewTime), l.HasRenewTime }},
 	{name: "lease_transitions_total", set: extended, help: "Value of spec.leaseTransitions, holder changes as counted by the electing clients.", counter: true,
 		value:   func(l *lock.Lease, _ int64) (float64, bool) { return float64(l.Transitions), l.HasTransitions },
-		created: func(l *lock.Lease) time.Time { return time.Unix(l.Created, 0) }},
+		created: func(l *lock.Lease) time.Time { return time.Unix(int64(l.Created), 0) }},
 })
 
 const infoFamily = "lease_info"

@@ -55,6 +55,8 @@ func (s *Settings) exportsClass(f *family, c lock.Class) bool {
 		return true
 	case f.set == elections:
 		return !node
+	case f.set == leaderElections:
+		return c == lock.ClassLeaderElection
 	default:
 		return false
 	}
