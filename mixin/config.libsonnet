@@ -51,6 +51,7 @@
       LeaseMissing: { 'for': '5m' },
       LeaseRenewalLagging: { 'for': '1m', durationFraction: 0.5 },
       LeaseFrequentTransitions: { 'for': '', window: '10m', minChanges: 6 },
+      LeaseRenewStorm: { 'for': '10m', window: '5m', maxRenewalsPerSecond: 1 },
       LeaseHolderClockSkew: { 'for': '5m', durationFraction: 0.25, minSeconds: 2, maxSeconds: 30 },
       LeasePreferredHolderNotLeading: { 'for': '5m' },
       LeaseCoordinatedNoFreshCandidate: { 'for': '5m' },

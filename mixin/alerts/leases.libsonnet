@@ -45,7 +45,8 @@ function(c, lib)
             'Leader-election Lease {{ $labels.namespace }}/{{ $labels.lease }} has no leader.',
             "Lease {{ $labels.namespace }}/{{ $labels.lease }} has had no valid holder (holder released or lease expired) for longer than the alert's grace period; last holder: "
             + lib.holder('none seen in the last hour')
-            + '. Whatever elects through this Lease is not doing its leader-only work.'),
+            + '. Whatever elects through this Lease is not doing its leader-only work.'
+            + lib.stalledCoordination),
 
   // Early warning before expiry: 0.5 x duration is well past a healthy renewal cadence
   // (client-go renews every 2s of 15s, the kubelet every 10s of 40s) and before client-go's
@@ -110,3 +111,4 @@ function(c, lib)
             + lib.holder('none seen in the last hour')
             + '. Candidates keep losing the Lease (crash loops, renewals timing out, clock or network trouble).'),
 ] + (import 'missing.libsonnet')(c, lib) + (import 'skew.libsonnet')(c, lib) + (import 'coordinated.libsonnet')(c, lib)
+  + (import 'storm.libsonnet')(c, lib)

@@ -37,6 +37,20 @@ function(c) {
     + ')[1h:1m])))` ' + q.args + ' | query }}{{ . | first | label "holder" }}{{ else }}'
     + otherwise + '{{ end }}',
 
+  // A description fragment for a Lease without a leader in a coordinated election: when its
+  // spec.preferredHolder names a candidate with no fresh LeaseCandidate (none renewed within
+  // staleSeconds), the API server keeps preferring a component that does not answer and
+  // nobody else may take the Lease (k/k #138066). Empty otherwise, and without coordination.
+  stalledCoordination::
+    local preferred = self.lookup('lease_info', ['job', 'namespace', 'lease'], ',preferred_holder!=""');
+    local fresh = self.lookup('lease_candidate_observed_renew_timestamp_seconds', ['job', 'namespace', 'lease'], '');
+    '{{ with printf `label_replace(max by (preferred_holder) (' + preferred.selector + '), "candidate", "$1", "preferred_holder", "(.+)")'
+    + ' unless on (candidate) (time() - max by (candidate) (' + fresh.selector + ') < '
+    + c.alerts.LeaseCandidateNotRenewing.staleSeconds + ')` ' + preferred.args + ' ' + fresh.args
+    + ' | query }}{{ with . | first }} Coordinated leader election is stalled: the API server prefers {{ .Labels.candidate }} as holder, and it has no LeaseCandidate renewed in the last '
+    + self.words(std.toString(c.alerts.LeaseCandidateNotRenewing.staleSeconds / 60) + 'm')
+    + ', so nobody will be elected until it comes back or its LeaseCandidate is deleted.{{ end }}{{ end }}',
+
   runbook(name): c.runbookURLPattern % name,
 
   // "5m" -> "5 minutes", for descriptions that state an alert's window in words.
