@@ -16,6 +16,8 @@ type detailPage struct {
 	Skew        string
 	Tenures     []tenureRow
 	Cadence     string
+	// Gaps sums up the leaderless times between the tenures kept: median and worst.
+	Gaps string
 	// Sparkline draws the renewal intervals against the lease duration.
 	Sparkline  template.HTML
 	Leaderless string
@@ -66,7 +68,28 @@ func detailView(d Detail, at time.Time, span time.Duration, window string) detai
 	if d.History.LeaderlessSince != nil {
 		p.Leaderless = stamp(*d.History.LeaderlessSince)
 	}
+	p.Gaps = gapsOf(d.History.Tenures)
 	return p
+}
+
+// gapsOf sums up how long the lock was without a leader before each tenure kept (the first
+// kept has no known gap): median and worst, "" when no holder change is kept.
+func gapsOf(tenures []Tenure) string {
+	var gaps []float64
+	for _, t := range tenures {
+		if t.GapBeforeSeconds != nil {
+			gaps = append(gaps, *t.GapBeforeSeconds)
+		}
+	}
+	if len(gaps) == 0 {
+		return ""
+	}
+	slices.Sort(gaps)
+	changes := "change"
+	if len(gaps) > 1 {
+		changes = "changes"
+	}
+	return fmt.Sprintf("median %s, worst %s over the last %d holder %s", seconds(&gaps[len(gaps)/2]), seconds(&gaps[len(gaps)-1]), len(gaps), changes)
 }
 
 // tenureRows formats tenures, newest first.

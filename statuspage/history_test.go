@@ -79,3 +79,14 @@ func TestListedLocksShowTheirRecordsHistory(t *testing.T) {
 		t.Errorf("pages of locks seen only in lists differ from %s; got:\n%s", golden, got.String())
 	}
 }
+
+// The detail page sums up the leaderless times between the tenures kept: the election fixture
+// was leaderless 2 s before b (a's lease expired at 25 s, b took it at 27 s) and 1 s before c
+// (b released at 40 s, c took it at 41 s).
+func TestDetailPageSumsUpTheGaps(t *testing.T) {
+	h, _ := fixture(t, "h")
+	_, page := get(t, h, "/leases/orders/worker")
+	if want := `<span id="gaps">median 2.0s, worst 2.0s over the last 2 holder changes</span>`; !strings.Contains(page, want) {
+		t.Errorf("the detail page lacks %s", want)
+	}
+}
