@@ -49,7 +49,7 @@ function(c) {
     + c.alerts.LeaseCandidateNotRenewing.staleSeconds + ')` ' + preferred.args + ' ' + fresh.args
     + ' | query }}{{ with . | first }} Coordinated leader election is stalled: the API server prefers {{ .Labels.candidate }} as holder, and it has no LeaseCandidate renewed in the last '
     + self.words(std.toString(c.alerts.LeaseCandidateNotRenewing.staleSeconds / 60) + 'm')
-    + ', so nobody will be elected until it comes back or its LeaseCandidate is deleted.{{ end }}{{ end }}',
+    + ' (stale or deleted), so nobody will be elected until it comes back or spec.preferredHolder is cleared.{{ end }}{{ end }}',
 
   runbook(name): c.runbookURLPattern % name,
 
