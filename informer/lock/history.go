@@ -64,9 +64,10 @@ const (
 	// takeover of a still valid lease stays TakenOver.
 	HandedOver
 	// ClearedByPredecessor: the lock was emptied within a lease duration of this holder
-	// taking it, and the holder before took it again: the previous holder, stalled past its
-	// renew deadline and resumed, released a lock it no longer held. client-go's release()
-	// does so with ReleaseOnCancel (it judges by its own stale record; internal/testenv/election's
+	// taking it over, and this holder took it again within a lease duration: the previous
+	// holder, stalled past its renew deadline and resumed, released a lock it no longer held,
+	// and the successor, which never let go, acquired it anew. client-go's release() does so
+	// with ReleaseOnCancel (it judges by its own stale record; internal/testenv/election's
 	// TestClientGoStalledLeaderReleasesItsSuccessorsLease pins it). The exporter cannot see who
 	// wrote a release, so it is recognised by what follows it.
 	ClearedByPredecessor

@@ -131,7 +131,7 @@ func (h *History) record(prev, l *Lease, now int64, live bool) (cleared bool) {
 		if cur != nil {
 			after = cur.LastRenew
 		}
-		cleared = h.clearedByPredecessor(cur, l)
+		cleared = h.clearedByPredecessor(cur, l, now)
 		if holding {
 			from := acquiredAt(l, now, live, after)
 			switch {
@@ -151,15 +151,21 @@ func (h *History) record(prev, l *Lease, now int64, live bool) (cleared bool) {
 	return cleared
 }
 
-// clearedByPredecessor marks cur, the newest tenure, ClearedByPredecessor when l's holder,
-// taking the lock now, held it just before cur, and cur ended in a release within a lease
-// duration of its start (client-go's renew deadline is shorter than that); it reports whether
-// it did.
-func (h *History) clearedByPredecessor(cur *Tenure, l *Lease) bool {
-	if cur == nil || cur.Ended != Released || l.Holder == "" || !l.HasDuration || cur.To-cur.From > int64(l.DurationSeconds)*1e6 {
+// clearedByPredecessor marks cur, the newest tenure, ClearedByPredecessor when cur's holder
+// took the lock over from another, the lock was emptied within a lease duration of that, and
+// cur's holder now takes it again within a lease duration of the release: it never let go.
+// client-go's robbed successor does exactly that: its next renewal conflicts, it reads the
+// empty Lease and acquires it anew. A holder that released on purpose is gone, and a
+// different holder after the release is an ordinary handover. It reports whether it marked.
+func (h *History) clearedByPredecessor(cur *Tenure, l *Lease, now int64) bool {
+	if cur == nil || cur.Ended != Released || l.Holder != cur.Holder || !l.HasDuration {
 		return false
 	}
-	if p := beforeNewest(h.tenures, h.nextT, h.maxT); p != nil && p.Holder == l.Holder && p.Ended != Holding {
+	d := int64(l.DurationSeconds) * 1e6
+	if cur.To-cur.From > d || now-cur.To > d {
+		return false
+	}
+	if p := beforeNewest(h.tenures, h.nextT, h.maxT); p != nil && p.Holder != cur.Holder {
 		cur.Ended = ClearedByPredecessor
 		return true
 	}

@@ -69,29 +69,40 @@ func TestObservedRenewals(t *testing.T) {
 	}
 }
 
-// A successor's tenure that a release ends within a lease duration, followed by its
-// predecessor taking the lock again, ends ClearedByPredecessor (a stalled client-go leader
-// releasing a lock it no longer holds), and the history reports it once; a successor that
-// held it longer, or another holder after the release, keeps Released.
+// A successor's tenure that a release ends within a lease duration, followed by the same
+// successor taking the lock again within a lease duration, ends ClearedByPredecessor (a
+// stalled client-go leader released a lock it no longer held; the successor never let go),
+// and the history reports it once. A successor that held it longer or came back later, and
+// the predecessor or another holder after the release, keep Released.
 func TestClearedByPredecessor(t *testing.T) {
 	var cleared []Class
 	opts := memHistory
 	opts.Cleared = func(c Class) { cleared = append(cleared, c) }
 	o := newObservations(opts)
 	o.live("a", 0, 0)
-	o.live("b", 20*time.Second, 20*time.Second) // a stalled: expired at 15 s
-	o.live("", 22*time.Second, 22*time.Second)  // a, resumed, releases b's lock
-	rec := o.live("a", 23*time.Second, 23*time.Second)
+	o.live("b", 20*time.Second, 20*time.Second)        // a stalled: expired at 15 s
+	o.live("", 22*time.Second, 22*time.Second)         // a, resumed, releases b's lock
+	rec := o.live("b", 23*time.Second, 23*time.Second) // b's next renewal finds it empty
 	tenures := rec.History().Snapshot().Tenures
 	if len(tenures) != 3 || tenures[1].Holder != "b" || tenures[1].Ended != ClearedByPredecessor || len(cleared) != 1 {
-		t.Fatalf("tenures %+v, reported %v; want b's ended cleared_by_predecessor, reported once", tenures, cleared)
+		t.Fatalf("tenures %+v, reported %v; want b's first tenure ended cleared_by_predecessor, reported once", tenures, cleared)
 	}
 
 	for name, after := range map[string]func(o *observations) *Lease{
 		"a successor that held it longer": func(o *observations) *Lease {
 			o.live("b", 20*time.Second, 20*time.Second)
 			o.live("", 40*time.Second, 40*time.Second)
-			return o.live("a", 41*time.Second, 41*time.Second)
+			return o.live("b", 41*time.Second, 41*time.Second)
+		},
+		"the successor back long after the release": func(o *observations) *Lease {
+			o.live("b", 20*time.Second, 20*time.Second)
+			o.live("", 22*time.Second, 22*time.Second)
+			return o.live("b", 60*time.Second, 60*time.Second)
+		},
+		"the predecessor after the release: a handover back": func(o *observations) *Lease {
+			o.live("b", 20*time.Second, 20*time.Second)
+			o.live("", 22*time.Second, 22*time.Second)
+			return o.live("a", 23*time.Second, 23*time.Second)
 		},
 		"another holder after the release": func(o *observations) *Lease {
 			o.live("b", 20*time.Second, 20*time.Second)
