@@ -45,7 +45,7 @@ func newElections(reg prometheus.Registerer, opts Options) *elections {
 		}, []string{"class", "ended"}),
 		cleared: f.NewCounterVec(prometheus.CounterOpts{
 			Name:        "lease_class_successors_cleared_total",
-			Help:        "Tenures seen cleared by their predecessor, by class: a release within a lease duration of a takeover, after which the previous holder took the lock again (a stalled client-go leader releasing a lock it no longer held). Only the classes that keep a history (--history.classes).",
+			Help:        "Tenures seen cleared by their predecessor, by class: a release within a lease duration of a takeover, after which the same successor took the lock again (a stalled client-go leader released a lock it no longer held). Only the classes that keep a history (--history.classes).",
 			ConstLabels: constLabels,
 		}, []string{"class"}),
 	}
