@@ -3,13 +3,8 @@ package election_test
 import (
 	"context"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
 )
@@ -90,63 +85,30 @@ func TestClientGoSkew(t *testing.T) {
 // A leader stalled in the middle of a renewal past its renew deadline (a GC pause or a frozen
 // VM caught mid-request) steps down when it resumes, and with ReleaseOnCancel its release
 // empties the Lease its successor took meanwhile: client-go v0.36's release() reads the Lease
-// but judges leadership by its own stale record. docs/alerts.md rests on this (the robbed
-// successor's double leadership); the test fails when client-go changes it.
+// but judges leadership by its own stale record; the successor then takes it again.
+// docs/alerts.md rests on this (the robbed successor's double leadership), and so does the
+// history's cleared_by_predecessor ending; the test fails when client-go changes it.
 func TestClientGoStalledLeaderReleasesItsSuccessorsLease(t *testing.T) {
 	t.Parallel()
 	ns := namespace(t, "cgo-stall")
 	w := watchLock(t, election.LockLease, ns, "lock")
-	lock := &stallingLock{
-		Interface: &resourcelock.LeaseLock{
-			LeaseMeta: metav1.ObjectMeta{Namespace: ns, Name: "lock"}, Client: env.client.CoordinationV1(),
-			LockConfig: resourcelock.ResourceLockConfig{Identity: "stalled"},
-		},
-		stalled: make(chan struct{}), resume: make(chan struct{}),
-	}
-	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock: lock, Name: ns, ReleaseOnCancel: true, LeaseDuration: election.Fast.LeaseDuration,
-		RenewDeadline: election.Fast.RenewDeadline, RetryPeriod: election.Fast.RetryPeriod,
-		Callbacks: leaderelection.LeaderCallbacks{OnStartedLeading: func(context.Context) {}, OnStoppedLeading: func() {}},
-	})
+	stalled, err := election.StartStalledLeader(context.Background(), env.client, ns, "lock", "stalled", election.Fast)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	t.Cleanup(func() { cancel(); close(lock.resume); <-done })
-	go func() { defer close(done); le.Run(ctx) }()
+	t.Cleanup(stalled.Stop)
 
 	w.waitFor(time.Minute, "the first leader holds", func(r record) bool { return r.holder == "stalled" })
-	lock.armed.Store(true)
-	select {
-	case <-lock.stalled:
-	case <-time.After(time.Minute):
-		t.Fatal("the leader made no renewal within a minute")
+	if err := stalled.Stall(time.Minute); err != nil {
+		t.Fatal(err)
 	}
 	startCandidate(t, election.Config{Namespace: ns, Name: "lock", Identity: "successor", Timings: election.Fast, Release: true})
 	took := w.waitFor(time.Minute, "the successor holds", func(r record) bool { return r.holder == "successor" })
-	lock.resume <- struct{}{}
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("the stalled leader did not step down within a minute of resuming")
+	if err := stalled.Resume(time.Minute); err != nil {
+		t.Fatal(err)
 	}
-	// Only the stalled leader releases: the successor runs on.
-	w.waitFor(time.Minute, "the successor's Lease emptied", func(r record) bool { return r.holder == "" && r.seen.After(took.seen) })
-}
-
-// stallingLock is a Lease lock whose first Update after armed is set blocks until resume,
-// then goes on with its context, long past its deadline: a renewal frozen mid-request.
-type stallingLock struct {
-	resourcelock.Interface
-	armed           atomic.Bool
-	stalled, resume chan struct{}
-}
-
-func (l *stallingLock) Update(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
-	if l.armed.CompareAndSwap(true, false) {
-		close(l.stalled)
-		<-l.resume
-	}
-	return l.Interface.Update(ctx, r)
+	// Only the stalled leader releases: the successor runs on, and takes its Lease again at
+	// its next renewal (which conflicts, reads the empty Lease and acquires it anew).
+	emptied := w.waitFor(time.Minute, "the successor's Lease emptied", func(r record) bool { return r.holder == "" && r.seen.After(took.seen) })
+	w.waitFor(time.Minute, "the successor takes it again", func(r record) bool { return r.holder == "successor" && r.seen.After(emptied.seen) })
 }
