@@ -22,6 +22,18 @@ rules:
 - level: None
 `
 
+// AuditLeaseReadsAndWrites is AuditLeaseReads that also records every write to a Lease, so a
+// test can count the writes the API server served (an elector's renewals) from its own record.
+const AuditLeaseReadsAndWrites = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  verbs: [list, watch, create, update, patch]
+  resources: [{group: coordination.k8s.io, resources: [leases]}]
+- level: None
+`
+
 // AuditEvent is the part of an audit.k8s.io/v1 Event that tests look at.
 type AuditEvent struct {
 	Stage      string `json:"stage"`
@@ -31,6 +43,10 @@ type AuditEvent struct {
 	User       struct {
 		Username string `json:"username"`
 	} `json:"user"`
+	ObjectRef *struct {
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+	} `json:"objectRef"`
 	ResponseStatus *struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
@@ -96,4 +112,20 @@ func (cp *ControlPlane) AuditEvents() ([]AuditEvent, error) {
 		return nil, fmt.Errorf("read audit log: %w", err)
 	}
 	return events, nil
+}
+
+// Writes counts the successful creates and updates of the Lease namespace/name in events.
+func Writes(events []AuditEvent, namespace, name string) (creates, updates int) {
+	for _, e := range events {
+		if e.Stage != "ResponseComplete" || e.ObjectRef == nil || e.ObjectRef.Namespace != namespace || e.ObjectRef.Name != name {
+			continue
+		}
+		switch {
+		case e.Verb == "create" && e.Code() == 201:
+			creates++
+		case e.Verb == "update" && e.Code() == 200:
+			updates++
+		}
+	}
+	return creates, updates
 }

@@ -53,21 +53,7 @@ type Sample struct {
 // Series returns the samples of metric whose labels include match.
 func (s *Scrape) Series(metric string, match map[string]string) []Sample {
 	var out []Sample
-	mf := s.Families[metric]
-	if mf == nil {
-		return nil
-	}
-next:
-	for _, m := range mf.GetMetric() {
-		labels := map[string]string{}
-		for _, lp := range m.GetLabel() {
-			labels[lp.GetName()] = lp.GetValue()
-		}
-		for k, v := range match {
-			if labels[k] != v {
-				continue next
-			}
-		}
+	for _, m := range s.matching(metric, match) {
 		var v float64
 		switch {
 		case m.Gauge != nil:
@@ -77,9 +63,47 @@ next:
 		case m.Untyped != nil:
 			v = m.GetUntyped().GetValue()
 		}
-		out = append(out, Sample{Labels: labels, Value: v})
+		out = append(out, Sample{Labels: labelsOf(m), Value: v})
 	}
 	return out
+}
+
+// Histogram returns the one histogram of metric whose labels include match, nil if none or
+// more than one match.
+func (s *Scrape) Histogram(metric string, match map[string]string) *dto.Histogram {
+	ms := s.matching(metric, match)
+	if len(ms) != 1 {
+		return nil
+	}
+	return ms[0].GetHistogram()
+}
+
+// matching returns the series of metric whose labels include match.
+func (s *Scrape) matching(metric string, match map[string]string) []*dto.Metric {
+	var out []*dto.Metric
+	mf := s.Families[metric]
+	if mf == nil {
+		return nil
+	}
+next:
+	for _, m := range mf.GetMetric() {
+		labels := labelsOf(m)
+		for k, v := range match {
+			if labels[k] != v {
+				continue next
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func labelsOf(m *dto.Metric) map[string]string {
+	labels := map[string]string{}
+	for _, lp := range m.GetLabel() {
+		labels[lp.GetName()] = lp.GetValue()
+	}
+	return labels
 }
 
 // Value returns the single value of metric for one lease, and whether it exists.

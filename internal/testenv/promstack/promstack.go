@@ -259,3 +259,31 @@ func Query(promURL, expr string) (json.RawMessage, error) {
 	}
 	return r.Data.Result, nil
 }
+
+// Alert is one active alert as Prometheus's /api/v1/alerts lists it: pending or firing, with
+// its annotations as of the latest evaluation (the ALERTS series has no annotations).
+type Alert struct {
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	State       string            `json:"state"`
+}
+
+// Alerts returns Prometheus's active alerts.
+func Alerts(promURL string) ([]Alert, error) {
+	resp, err := http.Get(promURL + "/api/v1/alerts")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var r struct {
+		Status string `json:"status"`
+		Data   struct {
+			Alerts []Alert `json:"alerts"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil || r.Status != "success" {
+		return nil, fmt.Errorf("alerts: %v: %s", err, body)
+	}
+	return r.Data.Alerts, nil
+}
