@@ -187,3 +187,68 @@ func TestHistoryShowsCrashFailoverAndHandoff(t *testing.T) {
 }
 
 func abs(f float64) float64 { return max(f, -f) }
+
+// A client-go leader stalled mid-renewal past its renew deadline resumes and, with
+// ReleaseOnCancel, empties the Lease its successor took meanwhile; the successor takes it
+// again at its next renewal. The history ends the successor's first tenure
+// cleared_by_predecessor, and lease_class_successors_cleared_total counts it once; an
+// exporter watching only this namespace sees nobody else's.
+func TestHistoryShowsASuccessorsLeaseClearedByItsPredecessor(t *testing.T) {
+	env.Shared(t)
+	ns, name := newNamespace(t, "cleared"), "billing-worker"
+	exp := env.StartReady(t, env.Bin, "--namespaces="+ns)
+	stalled, err := election.StartStalledLeader(context.Background(), env.Client, ns, name, "worker-stalled", election.Fast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stalled.Stop)
+	p := newProbe(exp, ns, name)
+	p.until(t, deadline, poll, "the first leader holds", func(m leaseMetrics) error {
+		if m.holder != "worker-stalled" {
+			return fmt.Errorf("holder %q", m.holder)
+		}
+		return nil
+	})
+	if err := stalled.Stall(deadline); err != nil {
+		t.Fatal(err)
+	}
+	waitLeading(t, startCandidate(t, ns, name, "worker-successor", true))
+	if err := stalled.Resume(deadline); err != nil {
+		t.Fatal(err)
+	}
+
+	var d leaseDetail
+	var body string
+	end := time.Now().Add(deadline)
+	for {
+		d, body, err = getDetail(t, exp.URL(), ns, name)
+		if err == nil && d.History != nil && len(d.History.Tenures) == 3 {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the history never showed the stalled leader, the successor, and the successor again: %v\n%s", err, body)
+		}
+		time.Sleep(poll)
+	}
+	ts := d.History.Tenures
+	if ts[0].Holder != "worker-stalled" || ts[0].Ended != "expired" || ts[1].Holder != "worker-successor" ||
+		ts[1].Ended != "cleared_by_predecessor" || ts[2].Holder != "worker-successor" || ts[2].Ended != "" {
+		t.Fatalf("want the stalled leader's tenure expired, the successor's cleared_by_predecessor, the successor holding again:\n%s", body)
+	}
+	s, err := exp.Scrape()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Series("lease_class_successors_cleared_total", map[string]string{"class": "leader-election"}); len(got) != 1 || got[0].Value != 1 {
+		t.Errorf("lease_class_successors_cleared_total{class=\"leader-election\"} = %v, want one series at 1", got)
+	}
+	resp, err := http.Get(exp.URL() + "/leases/" + ns + "/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(page), ">cleared_by_predecessor<") {
+		t.Error("the detail page does not show the cleared_by_predecessor ending")
+	}
+}

@@ -34,10 +34,11 @@ func TestMain(m *testing.M) {
 }
 
 func setup(dir string) (_ *testEnv, err error) {
-	// The audit log records every list and watch of Leases, so tests can see from the API
-	// server how an exporter read them (TestInitialSyncIsStreamingList).
+	// The audit log records every list, watch and write of Leases, so tests can see from the
+	// API server how an exporter read them (TestInitialSyncIsStreamingList) and how often an
+	// elector wrote (TestObservedRenewalsMatchTheWritesServed).
 	s, err := testsuite.Start(dir, testsuite.Options{
-		ControlPlane: controlplane.Options{AuditPolicy: controlplane.AuditLeaseReads},
+		ControlPlane: controlplane.Options{AuditPolicy: controlplane.AuditLeaseReadsAndWrites},
 	})
 	if err != nil {
 		return nil, err

@@ -53,7 +53,7 @@ var perLeaseMetrics = []string{
 	"lease_duration_seconds", "lease_renew_age_seconds", "lease_renew_timestamp_seconds",
 	"lease_acquire_timestamp_seconds", "lease_expiry_timestamp_seconds",
 	"lease_observed_renew_timestamp_seconds", "lease_holder_clock_skew_seconds",
-	"lease_overdue_observed_renew_timestamp_seconds",
+	"lease_overdue_observed_renew_timestamp_seconds", "lease_observed_renewals_total",
 }
 
 // scrape fetches /metrics once and extracts this Lease's series.
