@@ -22,6 +22,59 @@ func TestAlerts(t *testing.T) {
 	env.Shared(t)
 	t.Run("NoLeader", func(t *testing.T) { t.Parallel(); testNoLeader(t) })
 	t.Run("FrequentTransitions", func(t *testing.T) { t.Parallel(); testFrequentTransitions(t) })
+	t.Run("NoLeaderQuietOnGracefulHandover", func(t *testing.T) { t.Parallel(); testNoLeaderQuietOnHandover(t) })
+}
+
+// testNoLeaderQuietOnHandover stops a leader gracefully (ReleaseOnCancel) beside a waiting
+// candidate, which takes the released Lease at its next poll, within its retry period (1 s,
+// up to 2.2 s with client-go's jitter). The Lease is without a leader for that long, far
+// below LeaseNoLeader's grace (20 s here, 2 m shipped): it never pages, and the exporter's
+// history measures the gap.
+func testNoLeaderQuietOnHandover(t *testing.T) {
+	const ns, lease = "e2e-handover", "graceful"
+	s := newScenario(t, ns, lease)
+	a := s.candidate(ns, lease, "graceful-a", election.Fast, true)
+	eventually(t, time.Minute, "graceful-a to lead", func() (bool, string) { return a.Leading(), "not leading" })
+	b := s.candidate(ns, lease, "graceful-b", election.Fast, true)
+	waitProm(t, time.Minute, sel("lease_held", ns, lease), eq(1))
+	time.Sleep(2 * election.Fast.RetryPeriod) // b has polled and found the Lease held
+
+	mark := env.receiver.mark()
+	a.Stop() // releases: holderIdentity ""
+	released := time.Now()
+	eventually(t, time.Minute, "graceful-b to lead", func() (bool, string) { return b.Leading(), "not leading" })
+	took := time.Since(released)
+	if limit := 2200*time.Millisecond + time.Second; took > limit {
+		t.Errorf("graceful-b took over %s after the release, beyond its retry period with jitter (2.2 s) and a second's slack", took)
+	}
+	var gap float64
+	eventually(t, time.Minute, "the exporter's history to measure the handover", func() (bool, string) {
+		d, err := leaseHistory(ns, lease)
+		if err != nil || len(d.Tenures) < 2 || d.Tenures[len(d.Tenures)-1].Holder != "graceful-b" {
+			return false, fmt.Sprintf("err %v, history %+v", err, d)
+		}
+		prev, cur := d.Tenures[len(d.Tenures)-2], d.Tenures[len(d.Tenures)-1]
+		if prev.Ended != "released" || cur.GapBeforeSeconds == nil {
+			return false, fmt.Sprintf("graceful-a's tenure ended %q, gap %v", prev.Ended, cur.GapBeforeSeconds)
+		}
+		gap = *cur.GapBeforeSeconds
+		return true, ""
+	})
+	if gap <= 0 || gap > took.Seconds()+1 {
+		t.Errorf("the history's handover gap is %.3f s; graceful-b led %s after the release", gap, took)
+	}
+	t.Logf("graceful handover: %.3f s without a leader by the exporter's history (%s by the electors)", gap, took.Round(time.Millisecond))
+
+	// Wait out the grace period and more: no page, and the alert never fired.
+	time.Sleep(noLeaderFor + 10*time.Second)
+	noLeader := map[string]string{"alertname": "LeaseNoLeader", "namespace": ns, "lease": lease}
+	if got, at, ok := env.receiver.find(mark, match{"firing", noLeader}); ok {
+		t.Errorf("LeaseNoLeader paged at %s for a graceful handover: %v", at.Format(time.StampMilli), got)
+	}
+	firing := fmt.Sprintf(`count_over_time(ALERTS{alertname="LeaseNoLeader",alertstate="firing",namespace=%q,lease=%q}[2m])`, ns, lease)
+	if ss, err := promQuery(firing); err != nil || len(ss) != 0 {
+		t.Errorf("LeaseNoLeader fired for a graceful handover (err %v): %s", err, formatSamples(ss))
+	}
 }
 
 // testNoLeader crashes the only candidate of a Lease: nobody takes over, the Lease expires,

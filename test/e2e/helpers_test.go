@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"sort"
 	"strconv"
@@ -224,4 +226,34 @@ func readFile(path string) string {
 		return err.Error()
 	}
 	return string(b)
+}
+
+// lockHistory is the part of the status page's lock JSON (GET /api/v1/leases/{ns}/{name},
+// docs/status-page.md) the alert tests read.
+type lockHistory struct {
+	Tenures []struct {
+		Holder           string   `json:"holder"`
+		Ended            string   `json:"ended"`
+		GapBeforeSeconds *float64 `json:"gap_before_seconds"`
+	} `json:"tenures"`
+}
+
+// leaseHistory reads a Lease's history from the exporter's status API.
+func leaseHistory(ns, lease string) (lockHistory, error) {
+	resp, err := http.Get(env.exporter.URL() + "/api/v1/leases/" + ns + "/" + lease)
+	if err != nil {
+		return lockHistory{}, err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return lockHistory{}, fmt.Errorf("status %d: %s", resp.StatusCode, body)
+	}
+	var d struct {
+		History *lockHistory `json:"history"`
+	}
+	if err := json.Unmarshal(body, &d); err != nil || d.History == nil {
+		return lockHistory{}, fmt.Errorf("no history (%v): %s", err, body)
+	}
+	return *d.History, nil
 }

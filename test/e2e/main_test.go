@@ -50,10 +50,14 @@ const (
 	missingFor = 20 * time.Second
 	// participantFor replaces LeaseSplitBrain's and LeaseLeaderDisagreement's 1m; it still
 	// outlasts a paused participant's double leadership (its renew deadline, 3s or 10s).
-	participantFor  = 20 * time.Second
-	staleThreshold  = 60 * time.Second // "> 60" in LeaseExporterWatchStale, as shipped
-	scrapeInterval  = time.Second
-	exporterJobName = "lease-exporter" // promstack's job name; matches the rules' selector
+	participantFor = 20 * time.Second
+	// renewStormFor and renewStormWindow replace LeaseRenewStorm's 10m and 5m; the threshold
+	// (1 write a second) stays as shipped.
+	renewStormFor    = 20 * time.Second
+	renewStormWindow = time.Minute
+	staleThreshold   = 60 * time.Second // "> 60" in LeaseExporterWatchStale, as shipped
+	scrapeInterval   = time.Second
+	exporterJobName  = "lease-exporter" // promstack's job name; matches the rules' selector
 )
 
 type environment struct {
@@ -161,7 +165,8 @@ func (e *environment) Teardown(failed bool) error {
 }
 
 // writeRules renders the mixin's rules with its one renderer, changing only the `for`
-// durations through _config as a user would, so the tested expressions are the shipped ones.
+// durations (and LeaseRenewStorm's window) through _config as a user would, so the tested
+// expressions are the shipped ones.
 func (e *environment) writeRules(dir string) (string, error) {
 	var override strings.Builder
 	override.WriteString("{ alerts+: {")
@@ -173,9 +178,11 @@ func (e *environment) writeRules(dir string) (string, error) {
 		"LeaseMissing":                   missingFor,
 		"LeaseSplitBrain":                participantFor,
 		"LeaseLeaderDisagreement":        participantFor,
+		"LeaseRenewStorm":                renewStormFor,
 	} {
 		fmt.Fprintf(&override, " %s+: { 'for': '%s' },", alert, promDuration(d))
 	}
+	fmt.Fprintf(&override, " LeaseRenewStorm+: { window: '%s' },", promDuration(renewStormWindow))
 	override.WriteString(" } }")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
