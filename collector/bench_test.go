@@ -3,7 +3,6 @@ package collector
 import (
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -27,18 +26,6 @@ func benchView(n int) staticView {
 		}
 		v.leases = append(v.leases, lock.Project(l))
 	}
-	return v
-}
-
-// electionView holds n leader-election Leases held by controller replicas across 97
-// namespaces, shuffled (with a fixed seed) as a map-backed cache ranges over them.
-func electionView(n int) staticView {
-	v := staticView{synced: true, asOf: scrapeTime}
-	for i := range n {
-		l := lease(fmt.Sprintf("team-%d", i%97), fmt.Sprintf("controller-%d", i), held(fmt.Sprintf("controller-%d-7d9f8b6c4-x2k9q_0b5e8a52", i), 2*time.Second, 15), transitions(3))
-		v.leases = append(v.leases, lock.Project(l))
-	}
-	rand.New(rand.NewPCG(1, 2)).Shuffle(len(v.leases), func(i, j int) { v.leases[i], v.leases[j] = v.leases[j], v.leases[i] })
 	return v
 }
 

@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"bufio"
 	"io"
 	"math"
 	"strconv"
@@ -31,95 +30,105 @@ func NewTextWriter(view informer.View, s Settings) *TextWriter {
 }
 
 // Write writes self (already gathered families, sorted by name, as client_golang returns them)
-// merged in name order with the per-lease families, as one text exposition.
+// merged in name order with the per-lease families, as one text exposition. Each family walks
+// the locks in the order the cache keeps (informer.Walk): nothing is sorted or collected per
+// scrape, and bytes leave as soon as the first buffer is full.
 func (w *TextWriter) Write(out io.Writer, self []*dto.MetricFamily) error {
-	bw := bufio.NewWriterSize(out, 64<<10)
-	var leases, byInfo []*lock.Lease
+	tb := newTextBuffer(out)
+	synced := w.view.HasSynced()
 	var at int64
-	if w.view.HasSynced() {
+	if synced {
 		at = informer.JudgedAt(w.view, w.now()).UnixMicro()
-		w.view.Range(func(l *lock.Lease) {
-			if w.settings.writesAny(l, at) {
-				leases = append(leases, l)
-			}
-		})
-		leases, byInfo = w.order(leases)
 	}
-	buf := make([]byte, 0, 256)
 	i := 0
 	for _, f := range families {
 		for ; i < len(self) && self[i].GetName() < f.name; i++ {
-			if _, err := expfmt.MetricFamilyToText(bw, self[i]); err != nil {
+			if _, err := expfmt.MetricFamilyToText(tb, self[i]); err != nil {
 				return err
 			}
 		}
-		order := leases
-		if f.name == infoFamily {
-			order = byInfo
+		if synced {
+			w.writeFamily(tb, f, at)
 		}
-		buf = w.appendFamily(buf[:0], bw, f, order, at)
 	}
 	for ; i < len(self); i++ {
-		if _, err := expfmt.MetricFamilyToText(bw, self[i]); err != nil {
+		if _, err := expfmt.MetricFamilyToText(tb, self[i]); err != nil {
 			return err
 		}
 	}
-	return bw.Flush()
+	return tb.flush()
 }
 
-// appendFamily writes one family's HELP, TYPE and samples; nothing when it has no samples.
-func (w *TextWriter) appendFamily(buf []byte, bw *bufio.Writer, f *family, leases []*lock.Lease, at int64) []byte {
-	header := false
+// writeFamily writes one family's HELP, TYPE and samples, walking the locks in its order;
+// nothing when it has no samples.
+func (w *TextWriter) writeFamily(tb *textBuffer, f *family, at int64) {
 	var exported [lock.NumClasses]bool // exports, decided once per class, not once per series
+	any := false
 	for _, c := range lock.Classes {
 		exported[c] = w.settings.exportsClass(f, c)
+		any = any || exported[c]
 	}
-	for _, l := range leases {
-		if !exported[l.Class] {
-			continue
-		}
-		v, ok := f.value(l, at)
-		if !ok {
-			continue
-		}
-		if !header {
-			typ := " gauge\n"
-			if f.counter {
-				typ = " counter\n"
+	if !any {
+		return
+	}
+	order := lock.BySeries
+	if f.name == infoFamily {
+		order = lock.ByInfo
+	}
+	header := false
+	informer.Walk(w.view, order, func(batch []*lock.Lease) {
+		for _, l := range batch {
+			if !exported[l.Class] {
+				continue
 			}
-			_, _ = bw.WriteString("# HELP " + f.name + " " + f.help + "\n# TYPE " + f.name + typ)
-			header = true
+			v, ok := f.value(l, at)
+			if !ok {
+				continue
+			}
+			if !header {
+				typ := " gauge\n"
+				if f.counter {
+					typ = " counter\n"
+				}
+				tb.buf = append(append(append(append(append(append(tb.buf, "# HELP "...), f.name...), ' '), f.help...), "\n# TYPE "...), f.name...)
+				tb.buf = append(tb.buf, typ...)
+				header = true
+			}
+			tb.buf = appendSample(tb.buf, f, l, v)
+			tb.flushFull() // a write error surfaces from the last flush
 		}
-		buf = append(buf[:0], f.name...)
-		buf = append(buf, `{class="`...)
-		buf = append(buf, classValue[l.Class]...)
-		if f.name == infoFamily {
-			buf = appendLabel(buf, `",holder="`, l.Holder)
-		}
-		buf = append(buf, `",kind="`...)
-		buf = append(buf, kindValue[l.Kind()]...)
-		if l.PlainKey() {
-			buf = append(buf, `",lease="`...)
-			buf = append(buf, l.Name()...)
-			buf = append(buf, `",namespace="`...)
-			buf = append(buf, l.Namespace()...)
-		} else {
-			buf = appendLabel(buf, `",lease="`, l.Name())
-			buf = appendLabel(buf, `",namespace="`, l.Namespace())
-		}
-		if f.name == infoFamily {
-			ownerKind, ownerName := l.Owner()
-			buf = appendLabel(buf, `",owner_kind="`, ownerKind)
-			buf = appendLabel(buf, `",owner_name="`, ownerName)
-			buf = appendLabel(buf, `",preferred_holder="`, l.PreferredHolder())
-			buf = appendLabel(buf, `",strategy="`, l.Strategy())
-		}
-		buf = append(buf, `"} `...)
-		buf = appendValue(buf, v)
-		buf = append(buf, '\n')
-		_, _ = bw.Write(buf) // errors surface from Flush
+	})
+}
+
+// appendSample appends l's sample of f with value v, as one line of the text format.
+func appendSample(buf []byte, f *family, l *lock.Lease, v float64) []byte {
+	buf = append(buf, f.name...)
+	buf = append(buf, `{class="`...)
+	buf = append(buf, lock.ClassValue[l.Class]...)
+	if f.name == infoFamily {
+		buf = appendLabel(buf, `",holder="`, l.Holder)
 	}
-	return buf
+	buf = append(buf, `",kind="`...)
+	buf = append(buf, lock.KindValue[l.Kind()]...)
+	if l.PlainKey() {
+		buf = append(buf, `",lease="`...)
+		buf = append(buf, l.Name()...)
+		buf = append(buf, `",namespace="`...)
+		buf = append(buf, l.Namespace()...)
+	} else {
+		buf = appendLabel(buf, `",lease="`, l.Name())
+		buf = appendLabel(buf, `",namespace="`, l.Namespace())
+	}
+	if f.name == infoFamily {
+		ownerKind, ownerName := l.Owner()
+		buf = appendLabel(buf, `",owner_kind="`, ownerKind)
+		buf = appendLabel(buf, `",owner_name="`, ownerName)
+		buf = appendLabel(buf, `",preferred_holder="`, l.PreferredHolder())
+		buf = appendLabel(buf, `",strategy="`, l.Strategy())
+	}
+	buf = append(buf, `"} `...)
+	buf = appendValue(buf, v)
+	return append(buf, '\n')
 }
 
 // appendValue appends v as the text format writes a sample value (strconv's shortest 'g').

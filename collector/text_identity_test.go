@@ -53,9 +53,81 @@ func TestTextWriterMatchesClientGolang(t *testing.T) {
 	}
 }
 
+// The same on the informer's cache, which keeps its locks in the exposition's orders rather
+// than the writer sorting them: with more locks than a walk's batch, in several classes and
+// namespaces, holders changing (lease_info's order) and locks deleted after the sync.
+func TestTextWriterMatchesClientGolangOnTheCache(t *testing.T) {
+	objs := edgeCaseObjects()
+	for i := range 2500 {
+		ns := []string{"kube-node-lease", "team-a", "team-b", "kube-system"}[i%4]
+		objs = append(objs, lease(ns, "lock-"+strconv.Itoa(i*7919%10007), held("pod-"+strconv.Itoa(i%13), time.Duration(i%40)*time.Second, 15)))
+	}
+	view, client := syncedViewWithClient(t, objs...)
+	ctx := t.Context()
+	for i, o := range objs[len(objs)-200:] {
+		if i%2 == 0 {
+			o.Spec.HolderIdentity = ptrTo("new-" + strconv.Itoa(i)) // moves in lease_info's order
+			_, err := client.CoordinationV1().Leases(o.Namespace).Update(ctx, o, metav1.UpdateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+		} else if err := client.CoordinationV1().Leases(o.Namespace).Delete(ctx, o.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := len(objs) - 100
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		n, moved := 0, 0
+		view.Range(func(l *lock.Lease) {
+			n++
+			if strings.HasPrefix(l.Holder, "new-") {
+				moved++
+			}
+		})
+		if n == want && moved == 100 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the cache has %d locks, %d with a new holder; want %d and 100", n, moved, want)
+		}
+	}
+	clock := func() time.Time { return scrapeTime }
+	for _, set := range []Settings{{}, {Extended: true, PerLeaseNodeHeartbeats: true}} {
+		set.Now = clock
+		self := prometheus.NewPedanticRegistry()
+		self.MustRegister(NewStatus(view, Settings{Now: clock}), collectors.NewBuildInfoCollector())
+		wantText := exposition(t, NewStatus(view, Settings{Now: clock}), collectors.NewBuildInfoCollector(), New(view, set))
+		mfs, err := self.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := NewTextWriter(view, set).Write(&got, mfs); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != wantText {
+			t.Fatalf("fast path over the cache differs from client_golang (%+v):\n%s", set, firstDiff(got.String(), wantText))
+		}
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
 // edgeCaseLeases covers every omission rule and every escaping rule of the text format.
 func edgeCaseLeases() []*lock.Lease {
-	ls := []*coordinationv1.Lease{
+	ls := edgeCaseObjects()
+	out := make([]*lock.Lease, len(ls))
+	for i, l := range ls {
+		out[i] = lock.Project(l)
+		out[i].ObservedHolderChanges = uint32(i)
+		out[i].FirstSeen = scrapeTime.UnixMicro()
+	}
+	return out
+}
+
+// edgeCaseObjects are edgeCaseLeases' Leases, as the API server would serve them.
+func edgeCaseObjects() []*coordinationv1.Lease {
+	return []*coordinationv1.Lease{
 		lease("team-a", "ctrl", held(`pod "quoted" \ back`+"\nslash", 2*time.Second, 15), transitions(3)),
 		lease("team-a", "b-released", held("", 30*time.Second, 15), transitions(7)),
 		lease("kube-node-lease", "node-1", held("node-1", 5*time.Second, 40)),
@@ -80,13 +152,6 @@ func edgeCaseLeases() []*lock.Lease {
 		lease("team-e", "six-digits", held("y", time.Second, 999_999), transitions(999_999)),
 		lease("team-e", "seven-digits", held("y", time.Second, 1_000_000), transitions(1_000_000)),
 	}
-	out := make([]*lock.Lease, len(ls))
-	for i, l := range ls {
-		out[i] = lock.Project(l)
-		out[i].ObservedHolderChanges = uint32(i)
-		out[i].FirstSeen = scrapeTime.UnixMicro()
-	}
-	return out
 }
 
 func firstDiff(got, want string) string {

@@ -1,29 +1,37 @@
 package exposition
 
 import (
+	"bufio"
 	"compress/gzip"
-	"context"
-	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
 )
 
-func handlerFor(view informer.View) *Handler {
+func handlerFor(view informer.View) *Handler { return handlerAt(view, nil) }
+
+// handlerAt is handlerFor judging by clock now (nil: the real one).
+func handlerAt(view informer.View, now func() time.Time) *Handler {
+	s := collector.Settings{Now: now}
 	self := prometheus.NewRegistry()
-	self.MustRegister(collector.NewStatus(view, collector.Settings{}))
-	return NewHandler(self, collector.NewTextWriter(view, collector.Settings{}), collector.New(view, collector.Settings{}), slog.New(slog.DiscardHandler))
+	self.MustRegister(collector.NewStatus(view, s))
+	return NewHandler(self, collector.NewTextWriter(view, s), collector.New(view, s), slog.New(slog.DiscardHandler))
 }
 
 func TestMetricsFormats(t *testing.T) {
@@ -70,84 +78,97 @@ func TestMetricsFormats(t *testing.T) {
 	}
 }
 
-// TestSimultaneousGzipScrapesShareOneRender holds one gzip scrape inside the render while a
-// second arrives: the second must wait for it and get the same bytes, rendering nothing.
-func TestSimultaneousGzipScrapesShareOneRender(t *testing.T) {
-	view := fake.NewOneLeaseView()
-	h := handlerFor(view)
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	unblock := sync.OnceFunc(func() { close(view.Block) })
-	defer unblock() // before srv.Close, which waits for the blocked scrapes
-	scrape := func() (string, error) {
-		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
-		req.Header.Set("Accept-Encoding", "gzip")
-		resp, err := http.DefaultTransport.RoundTrip(req)
-		if err != nil {
-			return "", err
-		}
-		defer resp.Body.Close()
-		zr, err := gzip.NewReader(resp.Body)
-		if err != nil {
-			return "", err
-		}
-		b, err := io.ReadAll(zr)
-		return string(b), err
+// stalledView is an ordered view of n held Leases whose second walk (the second family,
+// lease_duration_seconds: the first, lease_acquire_timestamp_seconds, has no samples here)
+// hands out half the locks and then waits for release: a render held in the middle.
+type stalledView struct {
+	leases  []*lock.Lease
+	release chan struct{}
+	walks   *atomic.Int32
+}
+
+func newStalledView(n int) stalledView {
+	v := stalledView{release: make(chan struct{}), walks: new(atomic.Int32)}
+	holder, d := "pod-1", int32(15)
+	renew := metav1.NewMicroTime(time.Now())
+	for i := range n {
+		v.leases = append(v.leases, lock.Project(&coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("ctrl-%06d", i)},
+			Spec:       coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &d, RenewTime: &renew}}))
 	}
-	bodies := make(chan string, 2)
-	go func() { b, _ := scrape(); bodies <- b }()
-	<-view.Entered // the first scrape is rendering
-	go func() { b, _ := scrape(); bodies <- b }()
-	deadline := time.Now().Add(10 * time.Second)
-	for h.shared.joined.Load() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("second scrape never joined the running render")
-		}
-		time.Sleep(time.Millisecond)
+	return v
+}
+
+func (v stalledView) HasSynced() bool                   { return true }
+func (v stalledView) FreshAsOf(now time.Time) time.Time { return now }
+func (v stalledView) Range(fn func(*lock.Lease)) {
+	for _, l := range v.leases {
+		fn(l)
 	}
-	unblock()
-	a, b := <-bodies, <-bodies
-	if a == "" || a != b || !strings.Contains(a, "lease_held") {
-		t.Fatalf("scrapes got different or empty bodies:\n%.300s\n---\n%.300s", a, b)
+}
+func (v stalledView) InOrder(_ lock.Order, fn func([]*lock.Lease)) {
+	if v.walks.Add(1) != 2 {
+		fn(v.leases)
+		return
 	}
-	readsForTwo := len(view.Entered) + 1 // the first read was taken above
-	// A scrape alone, after the shared render finished, renders afresh.
-	if _, err := scrape(); err != nil {
-		t.Fatal(err)
-	}
-	readsForOne := len(view.Entered) + 1 - readsForTwo
-	if readsForOne == 0 || readsForTwo != readsForOne {
-		t.Fatalf("two simultaneous scrapes read the view %d times, one scrape alone %d: the second rendered again", readsForTwo, readsForOne)
+	half := len(v.leases) / 2
+	fn(v.leases[:half])
+	<-v.release
+	fn(v.leases[half:])
+}
+
+// A scrape streams: with the render held halfway through a family, the client has
+// already received, and can decompress, the lines of the locks rendered so far. Identity and
+// gzip alike.
+func TestScrapeStreamsBeforeTheRenderEnds(t *testing.T) {
+	for _, encoding := range []string{"identity", "gzip"} {
+		t.Run(encoding, func(t *testing.T) {
+			view := newStalledView(4000) // the first half is about 300 KB of lines: several buffers
+			srv := httptest.NewServer(handlerFor(view))
+			defer srv.Close()
+			released := sync.OnceFunc(func() { close(view.release) })
+			defer released() // before srv.Close, which waits for the held scrape
+			// The line of a lock from the first half, read while the render is held; the request
+			// itself runs in the goroutine, since without streaming not even the headers come.
+			want := `lease_duration_seconds{class="leader-election",kind="Lease",lease="ctrl-000100",namespace="ns"} 15`
+			got := make(chan error, 1)
+			go func() { got <- readUntil(srv.URL, encoding, want) }()
+			select {
+			case err := <-got:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no line of the rendered locks reached the client while the render was held: the scrape does not stream")
+			}
+		})
 	}
 }
 
-// TestWaiterOfAPanickedRenderGets500: a scrape waiting for another scrape's render must not
-// get an empty gzip body when that render panics.
-func TestWaiterOfAPanickedRenderGets500(t *testing.T) {
-	var s sharedRenders
-	entered, release := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer func() { _ = recover() }() // net/http recovers the rendering scrape's panic
-		_, _ = s.do(context.Background(), "text/plain", func(io.Writer) {
-			close(entered)
-			<-release
-			panic("render failed")
-		})
-	}()
-	<-entered
-	got := make(chan error)
-	go func() {
-		_, err := s.do(context.Background(), "text/plain", func(io.Writer) { t.Error("the waiter rendered") })
-		got <- err
-	}()
-	for s.joined.Load() == 0 {
-		time.Sleep(time.Millisecond)
+// readUntil scrapes url with Accept-Encoding encoding and reads the body until a line equals
+// want.
+func readUntil(url, encoding, want string) error {
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Header.Set("Accept-Encoding", encoding)
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return err
 	}
-	close(release)
-	if err := <-got; !errors.Is(err, errRenderFailed) {
-		t.Fatalf("waiter of a panicked render got %v, want errRenderFailed", err)
+	defer resp.Body.Close()
+	var body io.Reader = resp.Body
+	if encoding == "gzip" {
+		if resp.Header.Get("Content-Encoding") != "gzip" {
+			return fmt.Errorf("Content-Encoding %q, want gzip", resp.Header.Get("Content-Encoding"))
+		}
+		if body, err = gzip.NewReader(resp.Body); err != nil {
+			return err
+		}
 	}
-	if body, err := s.do(context.Background(), "text/plain", func(w io.Writer) { _, _ = w.Write([]byte("ok")) }); err != nil || len(body) == 0 {
-		t.Fatalf("render after the failed one: %v", err)
+	sc := bufio.NewScanner(body)
+	for sc.Scan() {
+		if sc.Text() == want {
+			return nil
+		}
 	}
+	return fmt.Errorf("the body ended without %q (%v)", want, sc.Err())
 }

@@ -138,6 +138,9 @@ func (l *Cache) HasSynced() bool {
 // Range implements View.
 func (l *Cache) Range(fn func(*lock.Lease)) { rangeStores(l.locks, fn) }
 
+// InOrder implements Ordered.
+func (l *Cache) InOrder(o lock.Order, fn func([]*lock.Lease)) { walkStores(l.locks, o, fn) }
+
 // rangeStores calls fn for every record of stores, one store's snapshot at a time, reusing
 // one buffer: a scrape at 100k Leases then copies pointers without growing a slice per store.
 func rangeStores[R record[R]](stores []*store[R], fn func(R)) {

@@ -44,6 +44,9 @@ type store[R record[R]] struct {
 	// records is written only by the reflector's goroutine, under mu; scrapes read it.
 	mu      sync.RWMutex
 	records map[string]R
+	// orders keep records sorted in each exposition order (lock stores only; see ordering),
+	// indexed by lock.Order; under mu like records.
+	orders []*ordering[R]
 
 	synced    chan struct{} // closed by the first Replace: the initial list is cached
 	syncOnce  sync.Once
@@ -107,6 +110,9 @@ func (s *store[R]) upsert(obj any, now time.Time) {
 	if rec := s.observe(prev, r, at, s.live(at)); rec != prev {
 		s.mu.Lock()
 		s.records[key] = rec
+		for _, o := range s.orders {
+			o.put(prev, rec, prev != none)
+		}
 		s.mu.Unlock()
 	}
 }
@@ -119,9 +125,12 @@ func (s *store[R]) forget(obj any) {
 		return
 	}
 	key := m.GetNamespace() + "/" + m.GetName()
-	if _, cached := s.records[key]; cached { // the only writer may read without the lock
+	if r, cached := s.records[key]; cached { // the only writer may read without the lock
 		s.mu.Lock()
 		delete(s.records, key)
+		for _, o := range s.orders {
+			o.remove(r)
+		}
 		s.mu.Unlock()
 	}
 }
@@ -156,6 +165,9 @@ func (s *store[R]) Delete(obj any) error {
 	}
 	s.mu.Lock()
 	delete(s.records, key)
+	for _, o := range s.orders {
+		o.remove(prev)
+	}
 	s.mu.Unlock()
 	if s.superseded != nil {
 		var none R
@@ -187,9 +199,18 @@ func (s *store[R]) Replace(items []any, _ string) error {
 		key := r.StoreKey()
 		next[key] = s.observe(s.records[key], r, now, false) // a list shows what changed, not when
 	}
+	// A sort per list (lists are rare, renewals are not), done before taking the lock so that
+	// scrapes do not wait for it.
+	sorted := make([][]R, len(s.orders))
+	for i, o := range s.orders {
+		sorted[i] = o.sorted(next)
+	}
 	s.mu.Lock()
 	prev := s.records
 	s.records = next
+	for i, o := range s.orders {
+		o.items = sorted[i]
+	}
 	s.mu.Unlock()
 	if s.superseded != nil {
 		// What the list no longer has, or has with a new UID, went while no watch was open.
@@ -268,6 +289,15 @@ func (s *store[R]) event(c prometheus.Counter) time.Time {
 	c.Inc()
 	s.metrics.lastEventEpoch.Set(float64(now.UnixMilli()) / 1e3)
 	return now
+}
+
+// inOrder appends to buf, up to its capacity, the records after last in order o (from the
+// first when !hasLast): one batch of a walk in order, copied under the lock so that the
+// writer is held up for a batch, never for a whole scrape.
+func (s *store[R]) inOrder(o lock.Order, last R, hasLast bool, buf []R) []R {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.orders[o].after(last, hasLast, buf)
 }
 
 // get returns the record cached under key.

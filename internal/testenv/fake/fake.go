@@ -1,6 +1,7 @@
-// Package fake holds the in-memory stand-ins that the product's unit tests share, so each is
-// written once: today the one-Lease view the scrape-limit tests of exposition and cmd hold
-// scrapes in flight with. It imports informer (a view yields informer records), so informer's
+// Package fake holds the in-memory stand-ins that the product's unit tests and benchmarks
+// share, so each is written once: the one-Lease view the scrape-limit tests of exposition and
+// cmd hold scrapes in flight with, and the real informer synced over a fake clientset that
+// the scrape's benchmarks walk (cache.go). It imports informer (a view yields informer records), so informer's
 // own tests cannot use it; their log sink is syncbuffer's.
 package fake
 
