@@ -63,10 +63,11 @@ func (w *TextWriter) Write(out io.Writer, self []*dto.MetricFamily) error {
 // nothing when it has no samples.
 func (w *TextWriter) writeFamily(tb *textBuffer, f *family, at int64) {
 	var exported [lock.NumClasses]bool // exports, decided once per class, not once per series
-	any := false
+	any, lastRank := false, uint8(0)
 	for _, c := range lock.Classes {
-		exported[c] = w.settings.exportsClass(f, c)
-		any = any || exported[c]
+		if exported[c] = w.settings.exportsClass(f, c); exported[c] {
+			any, lastRank = true, max(lastRank, c.Rank())
+		}
 	}
 	if !any {
 		return
@@ -76,9 +77,12 @@ func (w *TextWriter) writeFamily(tb *textBuffer, f *family, at int64) {
 		order = lock.ByInfo
 	}
 	header := false
-	informer.Walk(w.view, order, func(batch []*lock.Lease) {
+	informer.Walk(w.view, order, func(batch []*lock.Lease) bool {
 		for _, l := range batch {
 			if !exported[l.Class] {
+				if l.Class.Rank() > lastRank {
+					return false // the order begins with the class: no exported lock follows
+				}
 				continue
 			}
 			v, ok := f.value(l, at)
@@ -97,6 +101,7 @@ func (w *TextWriter) writeFamily(tb *textBuffer, f *family, at int64) {
 			tb.buf = appendSample(tb.buf, f, l, v)
 			tb.flushFull() // a write error surfaces from the last flush
 		}
+		return true
 	})
 }
 

@@ -106,15 +106,16 @@ func (v stalledView) Range(fn func(*lock.Lease)) {
 		fn(l)
 	}
 }
-func (v stalledView) InOrder(_ lock.Order, fn func([]*lock.Lease)) {
+func (v stalledView) InOrder(_ lock.Order, fn func([]*lock.Lease) bool) {
 	if v.walks.Add(1) != 2 {
 		fn(v.leases)
 		return
 	}
 	half := len(v.leases) / 2
-	fn(v.leases[:half])
-	<-v.release
-	fn(v.leases[half:])
+	if fn(v.leases[:half]) {
+		<-v.release
+		fn(v.leases[half:])
+	}
 }
 
 // A scrape streams: with the render held halfway through a family, the client has

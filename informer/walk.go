@@ -15,15 +15,16 @@ type Ordered interface {
 	// scope. Each batch is copied under its store's lock, so the cache keeps taking events
 	// during a walk, and a walk holds only a few batches whatever the number of locks. A lock
 	// added or removed meanwhile may or may not be seen, as if it had come or gone just after
-	// or before the walk. fn must not modify or retain the batch or the records' fields.
-	InOrder(o lock.Order, fn func(batch []*lock.Lease))
+	// or before the walk. fn returns false to end the walk early. fn must not modify or
+	// retain the batch or the records' fields.
+	InOrder(o lock.Order, fn func(batch []*lock.Lease) bool)
 }
 
 var _ Ordered = (*Cache)(nil)
 
 // Walk calls fn with view's locks in order o: through Ordered's InOrder when the view keeps
 // the order (the Cache), else all at once, sorted here (views built by hand, in tests).
-func Walk(view View, o lock.Order, fn func(batch []*lock.Lease)) {
+func Walk(view View, o lock.Order, fn func(batch []*lock.Lease) bool) {
 	if ov, ok := view.(Ordered); ok {
 		ov.InOrder(o, fn)
 		return
@@ -32,7 +33,7 @@ func Walk(view View, o lock.Order, fn func(batch []*lock.Lease)) {
 	view.Range(func(l *lock.Lease) { all = append(all, l) })
 	slices.SortFunc(all, o.Compare)
 	if len(all) > 0 {
-		fn(all)
+		_ = fn(all)
 	}
 }
 
@@ -75,7 +76,7 @@ func (c *cursor) next(o lock.Order) *lock.Lease {
 
 // walkStores walks stores in order o, merging them: each is sorted, and a few (one per lock
 // kind and namespace scope) are merged by picking the least head each time.
-func walkStores(stores []*store[*lock.Lease], o lock.Order, fn func([]*lock.Lease)) {
+func walkStores(stores []*store[*lock.Lease], o lock.Order, fn func([]*lock.Lease) bool) {
 	if len(stores) == 1 { // the common case: every lock in one scope, nothing to merge
 		walkStore(stores[0], o, fn)
 		return
@@ -109,17 +110,19 @@ func walkStores(stores []*store[*lock.Lease], o lock.Order, fn func([]*lock.Leas
 		cursors[at].pos++
 		batch = append(batch, least)
 		if len(batch) == cap(batch) {
-			fn(batch)
+			if !fn(batch) {
+				return
+			}
 			batch = batch[:0]
 		}
 	}
 	if len(batch) > 0 {
-		fn(batch)
+		_ = fn(batch)
 	}
 }
 
 // walkStore walks one store in order o, handing fn each batch as it is copied.
-func walkStore(s *store[*lock.Lease], o lock.Order, fn func([]*lock.Lease)) {
+func walkStore(s *store[*lock.Lease], o lock.Order, fn func([]*lock.Lease) bool) {
 	buf := batches.Get().(*[]*lock.Lease)
 	defer func() {
 		clear((*buf)[:cap(*buf)])
@@ -130,7 +133,9 @@ func walkStore(s *store[*lock.Lease], o lock.Order, fn func([]*lock.Lease)) {
 		b := s.inOrder(o, last, last != nil, (*buf)[:0])
 		*buf = b
 		if len(b) > 0 {
-			fn(b)
+			if !fn(b) {
+				return
+			}
 			last = b[len(b)-1]
 		}
 		if len(b) < cap(b) {

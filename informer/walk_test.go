@@ -20,7 +20,7 @@ func orderedScope() *scope[*lock.Lease] {
 // walked returns what a walk of stores in order o yields, batch boundaries ignored.
 func walked(stores []*store[*lock.Lease], o lock.Order) []*lock.Lease {
 	var got []*lock.Lease
-	walkStores(stores, o, func(b []*lock.Lease) { got = append(got, b...) })
+	walkStores(stores, o, func(b []*lock.Lease) bool { got = append(got, b...); return true })
 	return got
 }
 
@@ -133,7 +133,7 @@ func TestWalkGoesOnWhileEventsArrive(t *testing.T) {
 	}
 	var got []*lock.Lease
 	added := false
-	walkStore(s.store, lock.BySeries, func(b []*lock.Lease) {
+	walkStore(s.store, lock.BySeries, func(b []*lock.Lease) bool {
 		got = append(got, b...)
 		if !added { // after the first batch: one lock behind the walk, one ahead
 			for _, name := range []string{"lock-00001", "lock-05999"} {
@@ -143,6 +143,7 @@ func TestWalkGoesOnWhileEventsArrive(t *testing.T) {
 			}
 			added = true
 		}
+		return true
 	})
 	names := map[string]int{}
 	for _, l := range got {

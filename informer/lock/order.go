@@ -50,6 +50,9 @@ func init() {
 	rank(&KindValue, &kindRank)
 }
 
+// Rank is c's place in the exposition's orders, which begin with the class.
+func (c Class) Rank() uint8 { return classRank[c] }
+
 // rank sets ranks[i] to the position of values[i] among the distinct values, in string order.
 func rank(values *[256]string, ranks *[256]uint8) {
 	distinct := slices.Compact(slices.Sorted(slices.Values(values[:])))
