@@ -103,14 +103,14 @@ func TestAlertsNoLeaderNamesAStalledCoordinatedElection(t *testing.T) {
 		"job": exporterJobName, "class": "leader-election", "kind": "Lease", "severity": "critical"}
 	a := env.receiver.waitPage(t, env.receiver.mark(), want, now.Time, noLeaderFor, noLeaderFor+2*time.Minute)
 	checkAnnotations(t, a, "LeaseNoLeader", fmt.Sprintf("Leader-election Lease %s/%s has no leader.", ns, lease))
-	if d := a.Annotations["description"]; strings.Contains(d, "stalled") {
+	stalled := "Coordinated leader election is stalled: the API server prefers " + preferred + " as holder"
+	if d := a.Annotations["description"]; strings.Contains(d, "Coordinated leader election is stalled") {
 		t.Errorf("the description calls the election stalled while the preferred candidate's LeaseCandidate is fresh: %q", d)
 	}
 
 	if err := env.Client.CoordinationV1beta1().LeaseCandidates(ns).Delete(ctx, preferred, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	stalled := "Coordinated leader election is stalled: the API server prefers " + preferred + " as holder"
 	var description string
 	eventually(t, time.Minute, "LeaseNoLeader's description to name the stalled election", func() (bool, string) {
 		alerts, err := promstack.Alerts(env.prom.URL)

@@ -178,11 +178,10 @@ func (e *environment) writeRules(dir string) (string, error) {
 		"LeaseMissing":                   missingFor,
 		"LeaseSplitBrain":                participantFor,
 		"LeaseLeaderDisagreement":        participantFor,
-		"LeaseRenewStorm":                renewStormFor,
 	} {
 		fmt.Fprintf(&override, " %s+: { 'for': '%s' },", alert, promDuration(d))
 	}
-	fmt.Fprintf(&override, " LeaseRenewStorm+: { window: '%s' },", promDuration(renewStormWindow))
+	fmt.Fprintf(&override, " LeaseRenewStorm+: { 'for': '%s', window: '%s' },", promDuration(renewStormFor), promDuration(renewStormWindow))
 	override.WriteString(" } }")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -190,8 +189,13 @@ func (e *environment) writeRules(dir string) (string, error) {
 	return r.Alerts, err
 }
 
-// promDuration writes d as a Prometheus duration in whole seconds ("20s").
-func promDuration(d time.Duration) string { return strconv.Itoa(int(d/time.Second)) + "s" }
+// promDuration writes d as a Prometheus duration in whole minutes ("1m") or seconds ("20s").
+func promDuration(d time.Duration) string {
+	if d%time.Minute == 0 {
+		return strconv.Itoa(int(d/time.Minute)) + "m"
+	}
+	return strconv.Itoa(int(d/time.Second)) + "s"
+}
 
 // waitScraped waits until Prometheus has scraped the exporter with a synced cache.
 func (e *environment) waitScraped(ctx context.Context) error {

@@ -161,7 +161,8 @@ func (e *componentElection) waitLeader(t *testing.T, old string, wantEnded strin
 			e.name, wantEnded, prev.Holder, prev.Ended, old, wantEnded, body)
 	}
 	e.gaps.add(wantEnded, *cur.GapBeforeSeconds)
-	t.Logf("%s: %s -> %s: tenure ended %s, %.3f s without a leader", e.name, old, e.holder, wantEnded, *cur.GapBeforeSeconds)
+	t.Logf("%s: %s -> %s: tenure ended %s, %.3f s without a leader; %.3f s from its last renewal to the takeover",
+		e.name, old, e.holder, wantEnded, *cur.GapBeforeSeconds, cur.From.Sub(prev.LastRenew).Seconds())
 	return m
 }
 
