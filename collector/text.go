@@ -77,7 +77,14 @@ func (w *TextWriter) writeFamily(tb *textBuffer, f *family, at int64) {
 		order = lock.ByInfo
 	}
 	header := false
-	informer.Walk(w.view, order, func(batch []*lock.Lease) bool {
+	// Node heartbeats are found by a scan, and only those with a sample are sorted: in the
+	// default summary, the overdue ones; none for a family without them.
+	var nodes func(*lock.Lease) bool
+	if exported[lock.ClassNodeHeartbeat] {
+		nodes = func(l *lock.Lease) bool { _, ok := f.value(l, at); return ok }
+	}
+	informer.Walk(w.view, order, nodes, func(batch []*lock.Lease) bool {
+		lock.Warm(batch) // the batch's records into cache, many fetched at once
 		for _, l := range batch {
 			if !exported[l.Class] {
 				if l.Class.Rank() > lastRank {

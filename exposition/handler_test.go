@@ -78,17 +78,17 @@ func TestMetricsFormats(t *testing.T) {
 	}
 }
 
-// stalledView is an ordered view of n held Leases whose second walk (the second family,
-// lease_duration_seconds: the first, lease_acquire_timestamp_seconds, has no samples here)
-// hands out half the locks and then waits for release: a render held in the middle.
+// stalledView is an ordered view of n held Leases whose first walk in lease_info's order (the
+// writer's; every walk before it, the status collector's and the other families', goes
+// through) hands out half the locks and then waits for release: a render held in the middle.
 type stalledView struct {
 	leases  []*lock.Lease
 	release chan struct{}
-	walks   *atomic.Int32
+	stalled *atomic.Bool
 }
 
 func newStalledView(n int) stalledView {
-	v := stalledView{release: make(chan struct{}), walks: new(atomic.Int32)}
+	v := stalledView{release: make(chan struct{}), stalled: new(atomic.Bool)}
 	holder, d := "pod-1", int32(15)
 	renew := metav1.NewMicroTime(time.Now())
 	for i := range n {
@@ -106,8 +106,9 @@ func (v stalledView) Range(fn func(*lock.Lease)) {
 		fn(l)
 	}
 }
-func (v stalledView) InOrder(_ lock.Order, fn func([]*lock.Lease) bool) {
-	if v.walks.Add(1) != 2 {
+func (v stalledView) Scan(fn func([]*lock.Lease)) { fn(v.leases) }
+func (v stalledView) InOrder(o lock.Order, _ func(*lock.Lease) bool, fn func([]*lock.Lease) bool) {
+	if o != lock.ByInfo || v.stalled.Swap(true) {
 		fn(v.leases)
 		return
 	}
@@ -118,13 +119,13 @@ func (v stalledView) InOrder(_ lock.Order, fn func([]*lock.Lease) bool) {
 	}
 }
 
-// A scrape streams: with the render held halfway through a family, the client has
+// A scrape streams: with the render held halfway through lease_info, the client has
 // already received, and can decompress, the lines of the locks rendered so far. Identity and
 // gzip alike.
 func TestScrapeStreamsBeforeTheRenderEnds(t *testing.T) {
 	for _, encoding := range []string{"identity", "gzip"} {
 		t.Run(encoding, func(t *testing.T) {
-			view := newStalledView(4000) // the first half is about 300 KB of lines: several buffers
+			view := newStalledView(4000) // the families before lease_info are about 800 KB, past the first write (60 KB)
 			srv := httptest.NewServer(handlerFor(view))
 			defer srv.Close()
 			released := sync.OnceFunc(func() { close(view.release) })

@@ -139,7 +139,12 @@ func (l *Cache) HasSynced() bool {
 func (l *Cache) Range(fn func(*lock.Lease)) { rangeStores(l.locks, fn) }
 
 // InOrder implements Ordered.
-func (l *Cache) InOrder(o lock.Order, fn func([]*lock.Lease) bool) { walkStores(l.locks, o, fn) }
+func (l *Cache) InOrder(o lock.Order, nodes func(*lock.Lease) bool, fn func([]*lock.Lease) bool) {
+	walkStores(l.locks, o, nodes, fn)
+}
+
+// Scan implements Ordered.
+func (l *Cache) Scan(fn func([]*lock.Lease)) { scanStores(l.locks, fn) }
 
 // rangeStores calls fn for every record of stores, one store's snapshot at a time, reusing
 // one buffer: a scrape at 100k Leases then copies pointers without growing a slice per store.

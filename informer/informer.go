@@ -195,7 +195,6 @@ func (l *Cache) addLocks(src source[*lock.Lease], opts Options) {
 	}
 	for _, s := range newScopes(src, observeLock, l.clients, namespaces, opts, opts.now(), l.health.metrics, l.health) {
 		s.superseded = l.deleted.superseded
-		s.orders = lockOrderings()
 		l.scopes = append(l.scopes, s)
 		l.locks = append(l.locks, s.store)
 	}

@@ -11,25 +11,43 @@ import (
 // A scrape then walks the records in order (Cache.InOrder) instead of sorting them: at 100k
 // locks the two sorts were a quarter of a scrape's CPU, repeated on every scrape although a
 // renewal never changes the order. The store's lock guards it.
+//
+// It keeps only the records keep accepts: for locks, every class but node heartbeats. Those
+// are nine in ten of a large cluster's Leases, summed up by default (a series only for an
+// overdue one), and two orderings of them would cost 16 B each, past the cache's 300 B per
+// Lease budget (docs/benchmarks.md); a walk finds the few it writes by a scan (walk.go).
 type ordering[R any] struct {
 	cmp   func(a, b R) int
+	keep  func(R) bool
 	items []R
 }
 
-// lockOrderings returns a lock store's orderings, indexed by lock.Order.
-func lockOrderings() []*ordering[*lock.Lease] {
+// orderingsFor returns the orderings a store of R keeps, indexed by lock.Order: a lock store
+// keeps both, which scrapes walk; a store of other records (LeaseCandidates) none.
+func orderingsFor[R any]() []*ordering[R] {
 	out := make([]*ordering[*lock.Lease], lock.NumOrders)
 	for o := range lock.NumOrders {
-		out[o] = &ordering[*lock.Lease]{cmp: o.Compare}
+		out[o] = &ordering[*lock.Lease]{cmp: o.Compare, keep: ordered}
 	}
-	return out
+	orders, _ := any(out).([]*ordering[R])
+	return orders
 }
+
+// ordered reports whether a lock is kept in the orderings: every lock but a node heartbeat.
+func ordered(l *lock.Lease) bool { return l.Class != lock.ClassNodeHeartbeat }
 
 // put places next, which replaces prev (none when !hasPrev): in prev's place when they
 // compare equal, the commonest case (a renewal); else prev is taken out and next inserted.
 // Each is a binary search; an insertion or removal also moves the items after it (at 100k
 // locks, 800 KB at most: docs/benchmarks.md).
 func (o *ordering[R]) put(prev, next R, hasPrev bool) {
+	hasPrev = hasPrev && o.keep(prev)
+	if !o.keep(next) {
+		if hasPrev {
+			o.remove(prev)
+		}
+		return
+	}
 	if hasPrev {
 		i, found := slices.BinarySearchFunc(o.items, prev, o.cmp)
 		if found && o.cmp(prev, next) == 0 {
@@ -46,6 +64,9 @@ func (o *ordering[R]) put(prev, next R, hasPrev bool) {
 
 // remove takes r out.
 func (o *ordering[R]) remove(r R) {
+	if !o.keep(r) {
+		return
+	}
 	if i, found := slices.BinarySearchFunc(o.items, r, o.cmp); found {
 		o.items = slices.Delete(o.items, i, i+1)
 	}
@@ -54,9 +75,17 @@ func (o *ordering[R]) remove(r R) {
 // sorted returns records sorted, the items after a list, which replaces everything. The
 // slice is sized to fit, so a cache that shrank gives its memory back.
 func (o *ordering[R]) sorted(records map[string]R) []R {
-	items := make([]R, 0, len(records))
+	n := 0 // counted first, so the slice is allocated once, to fit
 	for _, r := range records {
-		items = append(items, r)
+		if o.keep(r) {
+			n++
+		}
+	}
+	items := make([]R, 0, n)
+	for _, r := range records {
+		if o.keep(r) {
+			items = append(items, r)
+		}
 	}
 	slices.SortFunc(items, o.cmp)
 	return items

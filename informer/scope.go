@@ -47,6 +47,7 @@ func newScopes[R record[R]](src source[R], observe func(prev, next R, now int64,
 	for _, ns := range namespaces {
 		s := &scope[R]{store: newStore(src.decode, observe, keep, now, m), src: src, clients: c, namespace: ns,
 			tweak: tweak, health: h.scope(src.resource())}
+		s.orders = orderingsFor[R]()
 		s.firstEvent = s.health.delivered
 		s.reflector = cache.New(&cache.Config{
 			Queue: s,

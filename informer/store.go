@@ -300,6 +300,23 @@ func (s *store[R]) inOrder(o lock.Order, last R, hasLast bool, buf []R) []R {
 	return s.orders[o].after(last, hasLast, buf)
 }
 
+// scan calls fn with batches of the cached records (buf's capacity each), under the read
+// lock throughout.
+func (s *store[R]) scan(buf []R, fn func([]R)) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, r := range s.records {
+		buf = append(buf, r)
+		if len(buf) == cap(buf) {
+			fn(buf)
+			buf = buf[:0]
+		}
+	}
+	if len(buf) > 0 {
+		fn(buf)
+	}
+}
+
 // get returns the record cached under key.
 func (s *store[R]) get(key string) (R, bool) {
 	s.mu.RLock()

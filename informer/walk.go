@@ -12,28 +12,59 @@ import (
 type Ordered interface {
 	View
 	// InOrder calls fn with consecutive batches of the cached locks in order o, across every
-	// scope. Each batch is copied under its store's lock, so the cache keeps taking events
-	// during a walk, and a walk holds only a few batches whatever the number of locks. A lock
-	// added or removed meanwhile may or may not be seen, as if it had come or gone just after
-	// or before the walk. fn returns false to end the walk early. fn must not modify or
-	// retain the batch or the records' fields.
-	InOrder(o lock.Order, fn func(batch []*lock.Lease) bool)
+	// scope: every lock but node heartbeats, from the kept orders, each batch copied under its
+	// store's lock, so the cache keeps taking events during a walk; then the node heartbeats
+	// nodes accepts (nil: none), found by a scan and sorted (the last class in both orders;
+	// a scrape wants the few that write a series, usually none).
+	// A lock added or removed meanwhile may or may not be seen, as if it had come or gone
+	// just after or before the walk. fn returns false to end the walk early. fn must not
+	// modify or retain the batch or the records' fields.
+	InOrder(o lock.Order, nodes func(*lock.Lease) bool, fn func(batch []*lock.Lease) bool)
+	// Scan calls fn with batches of every cached lock, in no order, each under its store's
+	// read lock: fn must be quick and must not retain the batch.
+	Scan(fn func(batch []*lock.Lease))
 }
 
 var _ Ordered = (*Cache)(nil)
 
-// Walk calls fn with view's locks in order o: through Ordered's InOrder when the view keeps
-// the order (the Cache), else all at once, sorted here (views built by hand, in tests).
-func Walk(view View, o lock.Order, fn func(batch []*lock.Lease) bool) {
+// Walk calls fn with view's locks in order o, as Ordered's InOrder does: through it when the
+// view keeps the order (the Cache), else sorted here (views built by hand, in tests).
+func Walk(view View, o lock.Order, nodes func(*lock.Lease) bool, fn func(batch []*lock.Lease) bool) {
 	if ov, ok := view.(Ordered); ok {
-		ov.InOrder(o, fn)
+		ov.InOrder(o, nodes, fn)
+		return
+	}
+	var all []*lock.Lease
+	view.Range(func(l *lock.Lease) {
+		if ordered(l) || nodes != nil && nodes(l) {
+			all = append(all, l)
+		}
+	})
+	slices.SortFunc(all, o.Compare)
+	if len(all) > 0 {
+		_ = fn(all)
+	}
+}
+
+// Scan calls fn with batches of view's locks in no order: Ordered's Scan, else all at once.
+func Scan(view View, fn func(batch []*lock.Lease)) {
+	if ov, ok := view.(Ordered); ok {
+		ov.Scan(fn)
 		return
 	}
 	var all []*lock.Lease
 	view.Range(func(l *lock.Lease) { all = append(all, l) })
-	slices.SortFunc(all, o.Compare)
 	if len(all) > 0 {
-		_ = fn(all)
+		fn(all)
+	}
+}
+
+func init() {
+	// InOrder walks the kept orders, then the node heartbeats: right only while they sort last.
+	for _, c := range lock.Classes {
+		if c != lock.ClassNodeHeartbeat && c.Rank() > lock.ClassNodeHeartbeat.Rank() {
+			panic("informer: node heartbeats must be the last class in the exposition's orders")
+		}
 	}
 }
 
@@ -74,12 +105,50 @@ func (c *cursor) next(o lock.Order) *lock.Lease {
 	return b[0]
 }
 
-// walkStores walks stores in order o, merging them: each is sorted, and a few (one per lock
-// kind and namespace scope) are merged by picking the least head each time.
-func walkStores(stores []*store[*lock.Lease], o lock.Order, fn func([]*lock.Lease) bool) {
-	if len(stores) == 1 { // the common case: every lock in one scope, nothing to merge
-		walkStore(stores[0], o, fn)
+// walkStores walks stores in order o: the kept orders, then the node heartbeats nodes
+// accepts, found by a scan and sorted.
+func walkStores(stores []*store[*lock.Lease], o lock.Order, nodes func(*lock.Lease) bool, fn func([]*lock.Lease) bool) {
+	if !walkOrdered(stores, o, fn) || nodes == nil {
 		return
+	}
+	var wanted []*lock.Lease
+	scanStores(stores, func(batch []*lock.Lease) {
+		lock.Warm(batch)
+		for _, l := range batch {
+			if !ordered(l) && nodes(l) {
+				wanted = append(wanted, l)
+			}
+		}
+	})
+	slices.SortFunc(wanted, o.Compare)
+	for len(wanted) > 0 {
+		n := min(len(wanted), walkBatch)
+		if !fn(wanted[:n]) {
+			return
+		}
+		wanted = wanted[n:]
+	}
+}
+
+// scanStores calls fn with batches of every record of stores, in no order, each under its
+// store's read lock (a map cannot be iterated across unlocks); one batch of memory.
+func scanStores(stores []*store[*lock.Lease], fn func([]*lock.Lease)) {
+	buf := batches.Get().(*[]*lock.Lease)
+	defer func() {
+		clear((*buf)[:cap(*buf)])
+		batches.Put(buf)
+	}()
+	for _, s := range stores {
+		s.scan((*buf)[:0], fn)
+	}
+}
+
+// walkOrdered walks the kept orders of stores in order o, merging them: each is sorted, and
+// a few (one per lock kind and namespace scope) are merged by picking the least head each
+// time. It reports false when fn ended the walk.
+func walkOrdered(stores []*store[*lock.Lease], o lock.Order, fn func([]*lock.Lease) bool) bool {
+	if len(stores) == 1 { // the common case: every lock in one scope, nothing to merge
+		return walkStore(stores[0], o, fn)
 	}
 	cursors := make([]cursor, len(stores))
 	for i, s := range stores {
@@ -111,18 +180,17 @@ func walkStores(stores []*store[*lock.Lease], o lock.Order, fn func([]*lock.Leas
 		batch = append(batch, least)
 		if len(batch) == cap(batch) {
 			if !fn(batch) {
-				return
+				return false
 			}
 			batch = batch[:0]
 		}
 	}
-	if len(batch) > 0 {
-		_ = fn(batch)
-	}
+	return len(batch) == 0 || fn(batch)
 }
 
-// walkStore walks one store in order o, handing fn each batch as it is copied.
-func walkStore(s *store[*lock.Lease], o lock.Order, fn func([]*lock.Lease) bool) {
+// walkStore walks one store's kept order o, handing fn each batch as it is copied; false when
+// fn ended the walk.
+func walkStore(s *store[*lock.Lease], o lock.Order, fn func([]*lock.Lease) bool) bool {
 	buf := batches.Get().(*[]*lock.Lease)
 	defer func() {
 		clear((*buf)[:cap(*buf)])
@@ -134,12 +202,12 @@ func walkStore(s *store[*lock.Lease], o lock.Order, fn func([]*lock.Lease) bool)
 		*buf = b
 		if len(b) > 0 {
 			if !fn(b) {
-				return
+				return false
 			}
 			last = b[len(b)-1]
 		}
 		if len(b) < cap(b) {
-			return
+			return true
 		}
 	}
 }

@@ -10,17 +10,20 @@ import (
 	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
-// orderedScope is a test scope whose store keeps the exposition orders, as the Cache's do.
+// orderedScope is a test scope of Leases: its store keeps the exposition orders.
 func orderedScope() *scope[*lock.Lease] {
 	s := newTestScope()
-	s.orders = lockOrderings()
+	if len(s.orders) != int(lock.NumOrders) {
+		panic("a Lease store keeps no orders")
+	}
 	return s
 }
 
 // walked returns what a walk of stores in order o yields, batch boundaries ignored.
 func walked(stores []*store[*lock.Lease], o lock.Order) []*lock.Lease {
 	var got []*lock.Lease
-	walkStores(stores, o, func(b []*lock.Lease) bool { got = append(got, b...); return true })
+	every := func(*lock.Lease) bool { return true }
+	walkStores(stores, o, every, func(b []*lock.Lease) bool { got = append(got, b...); return true })
 	return got
 }
 

@@ -3,6 +3,7 @@ package lock
 import (
 	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // The orders of the text exposition, client_golang's: a family's series sorted by their label
@@ -87,3 +88,23 @@ func compareInfo(a, b *Lease) int {
 	}
 	return compareSeries(a, b)
 }
+
+// Warm reads a byte from each part of every record of batch that a scrape reads: its two
+// cache lines and its key's and holder's bytes, which are separate allocations. A scrape walks
+// records in name order, which is not their order in memory, so each would otherwise cost a
+// wait for memory several times over, one record after another; reading them first in a
+// tight loop lets the processor fetch many at once, and the scrape then finds them in cache
+// (at 100k locks a scrape's writer took 58 ms instead of 136: docs/benchmarks.md).
+func Warm(batch []*Lease) {
+	var w Class
+	for _, l := range batch {
+		w ^= l.Class ^ Class(l.key[0])
+		if len(l.Holder) > 0 {
+			w ^= Class(l.Holder[0])
+		}
+	}
+	warmed.Store(uint32(w))
+}
+
+// warmed keeps Warm's reads from being optimised away.
+var warmed atomic.Uint32
