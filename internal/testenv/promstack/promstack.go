@@ -5,6 +5,7 @@ package promstack
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -238,26 +239,13 @@ func StartPrometheusConfig(ctx context.Context, bin, dir, cfgPath string, args .
 
 // Query runs an instant PromQL query and returns the raw JSON "data.result".
 func Query(promURL, expr string) (json.RawMessage, error) {
-	resp, err := http.Get(promURL + "/api/v1/query?query=" + url.QueryEscape(expr))
-	if err != nil {
-		return nil, err
+	var data struct {
+		Result json.RawMessage `json:"result"`
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	var r struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			Result json.RawMessage `json:"result"`
-		} `json:"data"`
+	if err := apiGet(promURL+"/api/v1/query?query="+url.QueryEscape(expr), &data); err != nil {
+		return nil, fmt.Errorf("query %q: %w", expr, err)
 	}
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, fmt.Errorf("query %q: %w: %s", expr, err, body)
-	}
-	if r.Status != "success" {
-		return nil, fmt.Errorf("query %q: %s", expr, r.Error)
-	}
-	return r.Data.Result, nil
+	return data.Result, nil
 }
 
 // Alert is one active alert as Prometheus's /api/v1/alerts lists it: pending or firing, with
@@ -270,20 +258,34 @@ type Alert struct {
 
 // Alerts returns Prometheus's active alerts.
 func Alerts(promURL string) ([]Alert, error) {
-	resp, err := http.Get(promURL + "/api/v1/alerts")
+	var data struct {
+		Alerts []Alert `json:"alerts"`
+	}
+	if err := apiGet(promURL+"/api/v1/alerts", &data); err != nil {
+		return nil, fmt.Errorf("alerts: %w", err)
+	}
+	return data.Alerts, nil
+}
+
+// apiGet GETs a Prometheus API URL and decodes its "data" into data; an error carries the
+// API's own error, or the body when it is not the API's JSON.
+func apiGet(u string, data any) error {
+	resp, err := http.Get(u)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	var r struct {
-		Status string `json:"status"`
-		Data   struct {
-			Alerts []Alert `json:"alerts"`
-		} `json:"data"`
+		Status string          `json:"status"`
+		Error  string          `json:"error"`
+		Data   json.RawMessage `json:"data"`
 	}
-	if err := json.Unmarshal(body, &r); err != nil || r.Status != "success" {
-		return nil, fmt.Errorf("alerts: %v: %s", err, body)
+	if err := json.Unmarshal(body, &r); err != nil {
+		return fmt.Errorf("%w: %s", err, body)
 	}
-	return r.Data.Alerts, nil
+	if r.Status != "success" {
+		return errors.New(r.Error)
+	}
+	return json.Unmarshal(r.Data, data)
 }
