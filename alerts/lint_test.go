@@ -16,8 +16,12 @@ func documentedMetrics(t *testing.T) map[string]bool {
 		t.Fatal(err)
 	}
 	m := map[string]bool{}
-	for _, h := range regexp.MustCompile(`(?m)^### ([a-z_]+)$`).FindAllStringSubmatch(string(b), -1) {
+	// A histogram's heading names the family; queries read its _bucket, _sum and _count.
+	for _, h := range regexp.MustCompile(`(?m)^### ([a-z_]+)\n(Histogram)?`).FindAllStringSubmatch(string(b), -1) {
 		m[h[1]] = true
+		if h[2] != "" {
+			m[h[1]+"_bucket"], m[h[1]+"_sum"], m[h[1]+"_count"] = true, true, true
+		}
 	}
 	if len(m) < 10 {
 		t.Fatalf("docs/metrics.md: found only %d metric headings", len(m))
