@@ -54,6 +54,9 @@ type Lease struct {
 	Class     string `json:"class"`
 	Holder    string `json:"holder"`
 	Held      bool   `json:"held"`
+	// Standing is lock.StandingAt's: on_time, lagging, expired or released, the standings
+	// lease_class_locks counts.
+	Standing string `json:"standing"`
 	// Healthy and Problems are lock.Judge's: false when the lock is not held, or is held
 	// by a holder whose clock skew exceeds what LeaseHolderClockSkew tolerates
 	// (lock.Judge); Problems says which.

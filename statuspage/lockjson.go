@@ -9,13 +9,17 @@ import (
 // The JSON form of the informer's records: a lock judged at a moment (lock.Judge), its
 // history, a tombstone, a LeaseCandidate. Every page and answer is made of these.
 
+// Summarize is l as judged at at: one lock of the JSON API's answers, and of kubectl
+// lease's -o json, so the two cannot disagree.
+func Summarize(l *lock.Lease, at time.Time) Lease { return summarize(l, at) }
+
 // summarize is l as judged at at.
 func summarize(l *lock.Lease, at time.Time) Lease {
 	atµ := at.UnixMicro()
 	j := lock.Judge(l, atµ)
 	s := Lease{
 		Namespace: l.Namespace(), Name: l.Name(), Kind: l.Kind().String(), Class: l.Class.String(),
-		Holder: l.Holder, Held: j.Held, Healthy: j.Healthy(), Problems: j.Problems(),
+		Holder: l.Holder, Held: j.Held, Standing: l.StandingAt(atµ).String(), Healthy: j.Healthy(), Problems: j.Problems(),
 		ObservedHolderChanges: l.ObservedHolderChanges,
 	}
 	if age, ok := l.RenewAge(atµ); ok {

@@ -117,20 +117,22 @@ func (s *nodeSummary) finish() {
 }
 
 // json is the summary as the JSON list carries it.
-func (s *nodeSummary) json() *NodeHeartbeats {
-	out := &NodeHeartbeats{Total: s.Total(), Standings: map[string]int{}, Overdue: s.OverdueTotal(), RenewAgeBuckets: []AgeBucket{}}
-	for _, c := range s.Standings {
-		out.Standings[c.Standing] = c.Count
+func (s *nodeSummary) json() *NodeHeartbeats { return SummaryJSON(&s.Summary) }
+
+// SummaryJSON is a class summed up as the JSON list carries the node heartbeats: the list
+// answer's node_heartbeats, and kubectl lease's.
+func SummaryJSON(s *lock.Summary) *NodeHeartbeats {
+	out := &NodeHeartbeats{Total: s.Total(), Standings: map[string]int{}, Overdue: s.OverdueTotal(), RenewAgeBuckets: []AgeBucket{},
+		NeverRenewed: s.NeverRenewed}
+	for _, st := range lock.Standings {
+		out.Standings[st.String()] = s.Standings[st]
 	}
-	for i, b := range s.Buckets {
-		switch {
-		case i < len(lock.RenewAgeBuckets):
-			out.RenewAgeBuckets = append(out.RenewAgeBuckets, AgeBucket{LeSeconds: ptr(lock.RenewAgeBuckets[i].Seconds()), Count: b.Count})
-		case i == len(lock.RenewAgeBuckets):
-			out.RenewAgeBuckets = append(out.RenewAgeBuckets, AgeBucket{Count: b.Count})
-		default:
-			out.NeverRenewed = b.Count
+	for i, c := range s.Ages {
+		b := AgeBucket{Count: c}
+		if i < len(lock.RenewAgeBuckets) {
+			b.LeSeconds = ptr(lock.RenewAgeBuckets[i].Seconds())
 		}
+		out.RenewAgeBuckets = append(out.RenewAgeBuckets, b)
 	}
 	return out
 }

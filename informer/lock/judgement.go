@@ -114,6 +114,19 @@ func skewTolerance(durationSeconds int32) time.Duration {
 	return min(max(d, minSkewTolerance), maxSkewTolerance)
 }
 
+// RenewTimeAhead reports how far l's renewTime lies ahead of at (Unix µs, by the clock of
+// whoever reads the record), and whether by more than the holder clock skew the lock
+// tolerates. A reader that sees the record once (kubectl lease) cannot measure the skew as
+// the exporter does, on renewals seen live; a renewal stamped in its future is the one
+// skewed holder it can still name.
+func (l *Lease) RenewTimeAhead(at int64) (ahead time.Duration, beyond bool) {
+	if !l.HasRenewTime || l.RenewTime <= at {
+		return 0, false
+	}
+	ahead = time.Duration(l.RenewTime-at) * time.Microsecond
+	return ahead, ahead > skewTolerance(l.DurationSeconds)
+}
+
 // Judgement is how the exporter judges one lock at one moment. Its zero value is a lock
 // that is not held.
 type Judgement struct {

@@ -67,6 +67,29 @@ func TestSkewTolerance(t *testing.T) {
 	}
 }
 
+// RenewTimeAhead names a renewTime in the reader's future only beyond the lock's skew
+// tolerance (3.75 s for 15 s), and never one in its past or a record without renewTime.
+func TestRenewTimeAheadFlagsOnlyBeyondTheTolerance(t *testing.T) {
+	l := Project(rawLease("u", "1", "a", t0)) // renewTime t0, 15 s
+	for _, tc := range []struct {
+		readAt time.Duration // the reader's clock minus renewTime
+		ahead  time.Duration
+		beyond bool
+	}{
+		{time.Second, 0, false}, {0, 0, false}, {-3750 * time.Millisecond, 3750 * time.Millisecond, false},
+		{-3751 * time.Millisecond, 3751 * time.Millisecond, true}, {-time.Hour, time.Hour, true},
+	} {
+		ahead, beyond := l.RenewTimeAhead(t0.Add(tc.readAt).UnixMicro())
+		if ahead != tc.ahead || beyond != tc.beyond {
+			t.Errorf("read %v after renewTime: ahead %v beyond %v, want %v %v", tc.readAt, ahead, beyond, tc.ahead, tc.beyond)
+		}
+	}
+	l.HasRenewTime = false
+	if _, beyond := l.RenewTimeAhead(t0.Add(-time.Hour).UnixMicro()); beyond {
+		t.Error("a record without renewTime is flagged ahead")
+	}
+}
+
 // Judge calls a held lock skewed only beyond its tolerance, either way, and never an
 // unheld one: a dead holder's last skew says nothing now.
 func TestJudge(t *testing.T) {
