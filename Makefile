@@ -12,8 +12,9 @@ KUBE_MATRIX := 1.35 1.34
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
-build: ## Build bin/lease-exporter exactly as the Dockerfile does.
+build: ## Build bin/lease-exporter exactly as the Dockerfile does, and the kubectl plugin bin/kubectl-lease.
 	hack/build.sh $(BIN)
+	hack/build.sh bin/kubectl-lease kubectl-lease
 
 deps: ## Install test dependencies (Debian packages, control-plane binaries).
 	hack/deps.sh

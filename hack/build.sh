@@ -5,7 +5,10 @@
 # information that `lease-exporter --version`, the landing page and the
 # lease_exporter_build_info metric report.
 #
-# Usage: hack/build.sh [OUTPUT]     (default OUTPUT: bin/lease-exporter)
+# Usage: hack/build.sh [OUTPUT [COMMAND]]
+#   OUTPUT   default: bin/lease-exporter
+#   COMMAND  the command under cmd/ to build, default: lease-exporter; kubectl-lease is the
+#            kubectl plugin (docs/kubectl-plugin.md), built and stamped the same way
 #
 # Version information comes from the environment first, then from git, then
 # falls back to "unknown", so the script also works without .git (a docker
@@ -24,7 +27,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 out="${1:-bin/lease-exporter}"
-pkg="./cmd/lease-exporter"
+command="${2:-lease-exporter}"
+[[ -d "cmd/$command" ]] || { echo "hack/build.sh: no command cmd/$command: build lease-exporter or kubectl-lease" >&2; exit 2; }
+pkg="./cmd/$command"
 vpkg="github.com/prometheus/common/version"
 
 # git_out CMD...: git's output, or nothing when there is no git or no repo.

@@ -112,6 +112,12 @@ func deletedOf(t *lock.Tombstone, firstSeen []int64) Deleted {
 	return d
 }
 
+// CandidateJSON is c as the JSON API's detail carries it, judged at at; preferred is the
+// Lease's spec.preferredHolder. kubectl lease describe prints it.
+func CandidateJSON(c *lock.Candidate, preferred string, at time.Time) Candidate {
+	return candidateOf(c, preferred, at.UnixMicro())
+}
+
 // candidateOf formats c, judged at atµ; preferred is the Lease's spec.preferredHolder.
 func candidateOf(c *lock.Candidate, preferred string, atµ int64) Candidate {
 	cd := Candidate{Name: c.Name(), BinaryVersion: c.BinaryVersion, EmulationVersion: c.EmulationVersion,

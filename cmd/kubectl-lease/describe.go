@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/statuspage"
+)
+
+func newDescribeCommand(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "describe NAMESPACE/NAME",
+		Short: "One lock: its record, judgement, candidates and owner, and its history from an exporter",
+		Long: `describe shows one lock: the record, how the exporter's code judges it now (by the API
+server's clock), a coordinated election's LeaseCandidates with their freshness, the owner,
+and the election history, which only an observer of every write knows: it is read from a
+lease-exporter's JSON API, given with --exporter URL, or with --exporter-service
+NAMESPACE/NAME[:PORT] through the API server's service proxy with your own credentials.
+Without one, describe says what it cannot know.
+
+The lock is looked up as a Lease first, then as the leader annotation of a ConfigMap and an
+Endpoints object; --locks narrows that.`,
+		Example: `  kubectl lease describe kube-system/kube-scheduler --exporter-service monitoring/lease-exporter
+  kubectl lease describe my-operator-lock -n operators --locks configmaps`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return fmt.Errorf("describe takes one lock, NAMESPACE/NAME (or NAME with -n); got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
+			locksSet := cmd.Flags().Changed("locks")
+			return runDescribe(cmd.Context(), o, args[0], locksSet)
+		},
+	}
+}
+
+// parseLockArg reads NAMESPACE/NAME, or NAME in -n's (or the context's) namespace.
+func parseLockArg(arg string, o *options) (namespace, name string, err error) {
+	parts := strings.Split(arg, "/")
+	switch {
+	case len(parts) == 2 && parts[0] != "" && parts[1] != "":
+		return parts[0], parts[1], nil
+	case len(parts) == 1 && parts[0] != "":
+		ns, _, err := o.config.ToRawKubeConfigLoader().Namespace()
+		return ns, parts[0], err
+	}
+	return "", "", fmt.Errorf("malformed lock %q: want NAMESPACE/NAME, or NAME with -n NAMESPACE", arg)
+}
+
+func runDescribe(ctx context.Context, o *options, arg string, locksSet bool) error {
+	ns, name, err := parseLockArg(arg, o)
+	if err != nil {
+		return err
+	}
+	kinds := lock.Kinds
+	if locksSet {
+		kinds, _ = o.kinds()
+	}
+	src, err := newSource(o)
+	if err != nil {
+		return err
+	}
+	l, err := findLock(ctx, src, kinds, ns, name)
+	if err != nil {
+		return err
+	}
+	at, _, _ := src.clock.now()
+	j := firstSight(l, at)
+	d := describer{w: o.streams.Out, at: at}
+	d.record(&j, l, src.clock)
+	if !l.Kind().Annotation() {
+		cands, err := leaseCandidates(ctx, src, ns, name, l.PreferredHolder(), at)
+		d.candidates(cands, err)
+	}
+	detail, where, exporterErr := exporterDetail(ctx, o, src, l)
+	d.history(detail, where, exporterErr)
+	return exporterErr
+}
+
+// findLock reads ns/name as each of kinds in turn; the first that exists and is a lock wins.
+func findLock(ctx context.Context, src *source, kinds []lock.Kind, ns, name string) (*lock.Lease, error) {
+	var tried []string
+	for _, k := range kinds {
+		l, found, err := src.get(ctx, k, ns, name)
+		switch {
+		case apierrors.IsNotFound(err):
+			tried = append(tried, "no "+k.String())
+			continue
+		case err != nil:
+			return nil, lockError("get", k, ns, name, err)
+		case !found:
+			tried = append(tried, "a "+k.String()+" without the leader annotation")
+			continue
+		}
+		return l, nil
+	}
+	return nil, fmt.Errorf("no lock %s/%s: found %s (%s is the annotation of ConfigMap and Endpoints locks); check the name, or list them: kubectl lease -n %s --locks %s",
+		ns, name, strings.Join(tried, ", "), leaderrecord.Annotation, ns, listKinds("and"))
+}
+
+// describer writes describe's sections, kubectl describe's way: "Field:  value" lines.
+type describer struct {
+	w  io.Writer
+	at time.Time
+}
+
+// labelWidth aligns every "Field:" of describe, the longest ("Preferred Holder:") and two spaces.
+const labelWidth = len("Preferred Holder:") + 2
+
+func (d *describer) field(label, value string) {
+	fmt.Fprintf(d.w, "%-*s%s\n", labelWidth, label+":", printers.EscapeTerminal(value))
+}
+
+func (d *describer) fields(rows [][2]string) {
+	for _, r := range rows {
+		d.field(r[0], r[1])
+	}
+}
+
+func (d *describer) record(j *judged, l *lock.Lease, clock *serverClock) {
+	state := j.Standing
+	if j.skewed() {
+		state += ", skewed"
+	}
+	problems := "<none>"
+	if len(j.Problems) > 0 {
+		problems = strings.Join(j.Problems, "; ")
+	}
+	renewed := ago(j.ObservedRenewTime, d.at)
+	if j.RenewTime != nil {
+		renewed += " ago (renewTime " + j.RenewTime.UTC().Format(time.RFC3339Nano) + ")"
+	}
+	if j.RenewTimeAheadSeconds != nil {
+		renewed += fmt.Sprintf(", %.1fs ahead of the API server's clock", *j.RenewTimeAheadSeconds)
+	}
+	acquired := ago(j.AcquireTime, d.at)
+	if j.AcquireTime != nil {
+		acquired += " ago (" + j.AcquireTime.UTC().Format(time.RFC3339Nano) + ")"
+	}
+	expires := "<none>"
+	if at, ok := l.Expiry(); ok {
+		t := time.UnixMicro(at)
+		if t.After(d.at) {
+			expires = "in " + ago(&d.at, t) + " (" + t.UTC().Format(time.RFC3339Nano) + ")"
+		} else {
+			expires = ago(&t, d.at) + " ago (" + t.UTC().Format(time.RFC3339Nano) + ")"
+		}
+	}
+	rows := [][2]string{
+		{"Name", j.Name}, {"Namespace", j.Namespace}, {"Kind", j.Kind}, {"Class", j.Class},
+		{"Holder", orNone(j.Holder)}, {"State", state}, {"Problems", problems},
+		{"Renewed", renewed}, {"Acquired", acquired}, {"Expires", expires},
+		{"Duration", optional(j.LeaseDurationSeconds, "<none>", func(s int32) string { return fmt.Sprintf("%ds", s) })},
+		{"Transitions", optional(j.LeaseTransitions, "<none>", func(t int32) string { return fmt.Sprint(t) })},
+		{"Owner", orNone(j.Owner)}, {"Strategy", orNone(j.Strategy)}, {"Preferred Holder", orNone(j.PreferredHolder)},
+	}
+	if p := l.RecordProblems(); len(p) > 0 {
+		rows = append(rows, [2]string{"Unreadable", lock.DescribeProblems(p)})
+	}
+	rows = append(rows, [2]string{"Judged", clock.describe() + "; a single read cannot measure the holder's clock skew (kubectl lease -w does)"})
+	d.fields(rows)
+}
+
+func (d *describer) candidates(cands []statuspage.Candidate, err error) {
+	switch {
+	case err != nil:
+		d.field("Candidates", err.Error())
+		return
+	case cands == nil:
+		d.field("Candidates", "<not served: this API server has no LeaseCandidates (coordinated leader election is off)>")
+		return
+	case len(cands) == 0:
+		d.field("Candidates", "<none>")
+		return
+	}
+	fmt.Fprintln(d.w, "Candidates:")
+	tw := tabwriter.NewWriter(d.w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "  NAME\tBINARY\tEMULATION\tSTRATEGY\tRENEWED\tFRESH\tPREFERRED")
+	for _, c := range cands {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%v\t%v\n", esc(c.Name), esc(orNone(c.BinaryVersion)), esc(orNone(c.EmulationVersion)), esc(orNone(c.Strategy)),
+			ago(c.RenewTime, d.at), c.Fresh, c.Preferred)
+	}
+	tw.Flush()
+}
+
+func (d *describer) history(detail *statuspage.Detail, where string, err error) {
+	switch {
+	case err != nil:
+		d.field("History", "<unknown: "+explainExporter(err)+">")
+		return
+	case detail == nil:
+		d.field("History", "<unknown without an exporter: only an observer of every write knows past holders and the time without one; give --exporter URL or --exporter-service NAMESPACE/NAME>")
+		return
+	case detail.History == nil:
+		d.field("History", fmt.Sprintf("<none: %s keeps no history for the %s class (--history.classes)>", where, detail.Class))
+		return
+	}
+	fmt.Fprintf(d.w, "History (from %s, as of %s):\n", where, d.at.UTC().Format(time.RFC3339))
+	tw := tabwriter.NewWriter(d.w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "  HOLDER\tFROM\tHELD\tENDED\tLEADERLESS BEFORE")
+	for _, t := range detail.History.Tenures {
+		ended := t.Ended
+		if ended == "" {
+			ended = "holding"
+		}
+		gap := "<none>"
+		if t.GapBeforeSeconds != nil {
+			gap = fmt.Sprintf("%.1fs", *t.GapBeforeSeconds)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", esc(orNone(t.Holder)), t.From.UTC().Format(time.RFC3339), seconds(t.HeldSeconds), ended, gap)
+	}
+	tw.Flush()
+	if since := detail.History.LeaderlessSince; since != nil {
+		fmt.Fprintf(d.w, "  Leaderless since %s (%s ago)\n", since.UTC().Format(time.RFC3339), ago(since, d.at))
+	}
+}
+
+// esc defuses terminal escapes in what the cluster wrote (a holder identity is any string).
+func esc(s string) string { return printers.EscapeTerminal(s) }
+
+// seconds formats a duration in seconds as the list's ages are.
+func seconds(s float64) string {
+	t := time.Unix(0, 0)
+	return ago(&t, t.Add(time.Duration(s*float64(time.Second))))
+}

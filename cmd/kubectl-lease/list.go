@@ -1,0 +1,209 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/statuspage"
+)
+
+// runList lists every lock of the kinds --locks names, page by page. The table prints each
+// page as it arrives (the first rows of 100k Leases do not wait for the rest); -o json and
+// yaml judge every lock at one moment at the end, as the exporter's JSON list does.
+func runList(ctx context.Context, o *options) error {
+	src, err := newSource(o)
+	if err != nil {
+		return err
+	}
+	return listWith(ctx, o, src)
+}
+
+// listWith is runList on src; -w goes on watching from the list's resource versions.
+func listWith(ctx context.Context, o *options, src *source) error {
+	kinds, err := o.kinds()
+	if err != nil {
+		return err
+	}
+	ns, err := o.namespace()
+	if err != nil {
+		return err
+	}
+	out := newListOutput(o, src.clock)
+	versions := map[lock.Kind]string{}
+	for _, k := range kinds {
+		rv, err := src.list(ctx, k, ns, o.selector, out.page)
+		if err != nil {
+			return err
+		}
+		versions[k] = rv
+	}
+	if err := out.finish(ns); err != nil {
+		return err
+	}
+	if o.watch {
+		return watchLocks(ctx, o, out, src, ns, versions)
+	}
+	return nil
+}
+
+// listOutput receives the locks page by page and prints them as -o asks.
+type listOutput struct {
+	o     *options
+	clock *serverClock
+	out   io.Writer
+	// filter is --class, summed is the class summed up instead of listed (node heartbeats,
+	// unless --class asks for them).
+	filter, summed *lock.Class
+	nodes          nodeSummary
+	// seen keeps every record listed, for -w to observe changes from.
+	seen map[lockKey]*lock.Lease
+	// collected holds the records for -o json and yaml, judged together at the end.
+	collected []*lock.Lease
+	rows      int
+	table     *table
+}
+
+func newListOutput(o *options, clock *serverClock) *listOutput {
+	out := &listOutput{o: o, clock: clock, out: o.streams.Out}
+	if c, ok := classNamed(o.class); ok {
+		out.filter = &c
+	} else {
+		nodes := lock.ClassNodeHeartbeat
+		out.summed = &nodes
+	}
+	if o.watch {
+		out.seen = map[lockKey]*lock.Lease{}
+	}
+	out.table = newTable(o.streams.Out, columnsFor(o.allNamespaces, o.watch), o.output == "wide", o.noHeaders)
+	return out
+}
+
+// page takes one page of locks: judged and printed now for the table and names, kept for
+// the structured outputs.
+func (p *listOutput) page(locks []*lock.Lease) error {
+	at, _, _ := p.clock.now()
+	var rows [][]any
+	for _, l := range locks {
+		if p.filter != nil && l.Class != *p.filter {
+			continue
+		}
+		rec := observe(nil, l, at.UnixMicro(), false)
+		if p.seen != nil {
+			p.seen[keyOf(rec)] = rec
+		}
+		if p.summed != nil && rec.Class == *p.summed {
+			p.nodes.add(rec, at)
+			continue
+		}
+		p.rows++
+		switch p.o.output {
+		case "json", "yaml":
+			p.collected = append(p.collected, rec)
+		case "name":
+			fmt.Fprintln(p.out, nameOf(rec))
+		default:
+			j := judge(rec, at)
+			rows = append(rows, cells(&j, at, p.o.allNamespaces, p.o.watch))
+		}
+	}
+	return p.table.print(rows)
+}
+
+// finish prints what waits for the whole list: the structured outputs, the node-heartbeat
+// summary, and which clock judged.
+func (p *listOutput) finish(ns string) error {
+	switch p.o.output {
+	case "json", "yaml":
+		return p.structured()
+	case "name":
+		return nil
+	}
+	if p.nodes.Total() > 0 {
+		at, _, _ := p.clock.now()
+		if err := p.nodes.print(p.out, at, p.o); err != nil {
+			return err
+		}
+	}
+	if p.rows == 0 && p.nodes.Total() == 0 && !p.o.watch {
+		if ns == "" {
+			fmt.Fprintln(p.o.streams.ErrOut, "No resources found")
+		} else {
+			fmt.Fprintf(p.o.streams.ErrOut, "No resources found in %s namespace.\n", ns)
+		}
+		return nil
+	}
+	if !p.o.noHeaders && !p.o.watch {
+		fmt.Fprintf(p.o.streams.ErrOut, "(judged %s; a single read cannot measure a holder's clock skew, -w does)\n", p.clock.describe())
+	}
+	return nil
+}
+
+// listJSON is -o json and yaml: the locks as the exporter's JSON list carries them, judged
+// at one moment by the API server's clock.
+type listJSON struct {
+	EvaluatedAt time.Time `json:"evaluated_at"`
+	// Clock is "api-server" (the Date header of the list's responses) or "local".
+	Clock                   string   `json:"clock"`
+	ClockUncertaintySeconds float64  `json:"clock_uncertainty_seconds"`
+	Leases                  []judged `json:"leases"`
+	// NodeHeartbeats sums up the node heartbeats when they are not listed; null otherwise.
+	NodeHeartbeats *statuspage.NodeHeartbeats `json:"node_heartbeats"`
+}
+
+func (p *listOutput) structured() error {
+	at, unc, server := p.clock.now()
+	out := listJSON{EvaluatedAt: at.UTC(), Clock: "local", ClockUncertaintySeconds: unc.Seconds(), Leases: []judged{}}
+	if server {
+		out.Clock = "api-server"
+	}
+	slices.SortFunc(p.collected, func(a, b *lock.Lease) int {
+		return cmp.Or(strings.Compare(a.Namespace(), b.Namespace()), strings.Compare(a.Name(), b.Name()), strings.Compare(a.Kind().String(), b.Kind().String()))
+	})
+	for _, rec := range p.collected {
+		out.Leases = append(out.Leases, judge(rec, at))
+	}
+	if p.nodes.Total() > 0 {
+		out.NodeHeartbeats = statuspage.SummaryJSON(&p.nodes.Summary)
+	}
+	b, err := json.MarshalIndent(out, "", "    ")
+	if err != nil {
+		return err
+	}
+	if p.o.output == "yaml" {
+		if b, err = yaml.JSONToYAML(b); err != nil {
+			return err
+		}
+		_, err = p.out.Write(b)
+		return err
+	}
+	_, err = fmt.Fprintf(p.out, "%s\n", b)
+	return err
+}
+
+// nameOf is a lock as kubectl's -o name prints an object: lease.coordination.k8s.io/NAME,
+// configmap/NAME, endpoints/NAME.
+func nameOf(l *lock.Lease) string {
+	gvr := l.Kind().GVR()
+	kind := strings.ToLower(l.Kind().String())
+	if gvr.Group != "" {
+		kind += "." + gvr.Group
+	}
+	return kind + "/" + l.Name()
+}
+
+// lockKey names a lock across kinds.
+type lockKey struct {
+	kind            lock.Kind
+	namespace, name string
+}
+
+func keyOf(l *lock.Lease) lockKey { return lockKey{l.Kind(), l.Namespace(), l.Name()} }

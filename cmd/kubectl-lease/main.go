@@ -1,0 +1,35 @@
+// Command kubectl-lease is the exporter's judgement at the command line, for the person on
+// call: `kubectl lease` lists every election lock with who holds it and whether validly, as
+// lease_held and lease_class_locks judge it (the same code, informer/lock), and `kubectl
+// lease describe` shows one lock's record, candidates and, from an exporter, its history.
+// docs/kubectl-plugin.md is its manual.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+func main() {
+	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	os.Exit(run(context.Background(), os.Args[1:], streams))
+}
+
+// run runs the command line args and returns the exit code: 0, or 1 after one line
+// "error: ..." on stderr, as kubectl's own commands end (never a stack trace).
+func run(ctx context.Context, args []string, streams genericiooptions.IOStreams) int {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cmd := newRootCommand(streams)
+	cmd.SetArgs(args)
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(streams.ErrOut, "error: "+explain(err))
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lease-exporter/lease-exporter/informer/lock"
+)
+
+// A large cluster has a node heartbeat per node: the list sums them up, as the status page
+// and lease_class_locks do (lock.Summary), and names the few most overdue; --class
+// node-heartbeat lists them all.
+
+// maxOverdueShown bounds the overdue heartbeats named under the summary, the most overdue first.
+const maxOverdueShown = 10
+
+type nodeSummary struct {
+	lock.Summary
+	overdue []*lock.Lease
+}
+
+// add counts the node heartbeat l, judged at at.
+func (s *nodeSummary) add(l *lock.Lease, at time.Time) {
+	if s.Summary.Add(l, at.UnixMicro()).Overdue() {
+		s.overdue = append(s.overdue, l)
+	}
+}
+
+var overdueColumns = []metav1.TableColumnDefinition{
+	{Name: "Name", Type: "string", Format: "name"}, {Name: "Holder", Type: "string"}, {Name: "State", Type: "string"},
+	{Name: "Renewed", Type: "string"}, {Name: "Expired", Type: "string"},
+}
+
+// print writes the summary, judged at at, and the most overdue heartbeats.
+func (s *nodeSummary) print(w io.Writer, at time.Time, o *options) error {
+	var counts []string
+	for _, st := range lock.Standings {
+		counts = append(counts, fmt.Sprintf("%d %s", s.Standings[st], st))
+	}
+	fmt.Fprintf(w, "\nNode heartbeats: %d (%s).", s.Total(), strings.Join(counts, ", "))
+	if len(s.overdue) == 0 {
+		fmt.Fprintln(w, " --class node-heartbeat lists them.")
+		return nil
+	}
+	atµ := at.UnixMicro()
+	age := func(l *lock.Lease) int64 {
+		if a, ok := l.RenewAge(atµ); ok {
+			return a
+		}
+		return math.MaxInt64 // never renewed: the most overdue
+	}
+	slices.SortFunc(s.overdue, func(a, b *lock.Lease) int {
+		return cmp.Or(cmp.Compare(age(b), age(a)), strings.Compare(a.Name(), b.Name()))
+	})
+	shown := s.overdue[:min(len(s.overdue), maxOverdueShown)]
+	fmt.Fprintf(w, " The %d most overdue of %d (--class node-heartbeat lists them all):\n", len(shown), len(s.overdue))
+	var rows [][]any
+	for _, l := range shown {
+		j := judge(l, at)
+		expired := "<none>"
+		if past, ok := l.PastExpiry(atµ); ok {
+			expired = ago(ptrTo(at.Add(-time.Duration(past)*time.Microsecond)), at) + " ago"
+		}
+		rows = append(rows, []any{j.Name, orNone(j.Holder), j.Standing, ago(j.ObservedRenewTime, at), expired})
+	}
+	return newTable(w, overdueColumns, false, o.noHeaders).print(rows)
+}
+
+func ptrTo[T any](v T) *T { return &v }

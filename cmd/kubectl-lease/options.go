@@ -1,0 +1,154 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/lease-exporter/lease-exporter/informer/lock"
+)
+
+// options are the command line's: kubectl's own connection flags (cli-runtime's ConfigFlags:
+// --kubeconfig, --context, -n and the rest) and the plugin's.
+type options struct {
+	config  *genericclioptions.ConfigFlags
+	streams genericiooptions.IOStreams
+
+	allNamespaces bool
+	selector      string
+	output        string
+	noHeaders     bool
+	watch         bool
+	locks         []string
+	class         string
+	chunkSize     int64
+
+	exporter        string
+	exporterService string
+}
+
+// outputs are the values -o takes, as kubectl names them; "" is the table.
+var outputs = []string{"json", "name", "wide", "yaml"}
+
+// defaultChunkSize is kubectl get's --chunk-size default: a page of 500 prints while the
+// next is listed, so the first rows of 100k Leases arrive in a fraction of a second.
+const defaultChunkSize = 500
+
+func newOptions(streams genericiooptions.IOStreams) *options {
+	return &options{
+		config:    genericclioptions.NewConfigFlags(true).WithDeprecatedPasswordFlag().WithDiscoveryBurst(300),
+		streams:   streams,
+		locks:     []string{lock.DefaultKind.Resource()},
+		chunkSize: defaultChunkSize,
+	}
+}
+
+// addCommonFlags adds the flags every subcommand reads.
+func (o *options) addCommonFlags(fs *pflag.FlagSet) {
+	o.config.AddFlags(fs)
+	fs.StringSliceVar(&o.locks, "locks", o.locks, "Kinds of lock objects to read, as the exporter's --locks spells them: "+listKinds("and")+
+		" (the leader annotation of ConfigMap and Endpoints locks).")
+	fs.StringVar(&o.exporter, "exporter", "", "URL of a lease-exporter (its JSON API) to read the history from, e.g. http://localhost:10047.")
+	fs.StringVar(&o.exporterService, "exporter-service", "", "NAMESPACE/NAME[:PORT] of a lease-exporter Service to read the history from through the API server's service proxy, with your own credentials (no port-forward).")
+}
+
+// addListFlags adds list's flags.
+func (o *options) addListFlags(fs *pflag.FlagSet) {
+	fs.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "List the locks across all namespaces.")
+	fs.StringVarP(&o.selector, "selector", "l", "", "Label selector to filter on, as kubectl get takes it (e.g. -l app=web).")
+	fs.StringVarP(&o.output, "output", "o", "", "Output format: "+strings.Join(outputs, ", ")+".")
+	fs.BoolVar(&o.noHeaders, "no-headers", false, "Print the table without its headers.")
+	fs.BoolVarP(&o.watch, "watch", "w", false, "After listing, watch the locks and print a row each time one changes holder or standing, judged by observation as the exporter judges it, with the holder's clock skew.")
+	fs.StringVar(&o.class, "class", "", "List only locks of this class: "+listClasses()+". Node heartbeats are summed up unless asked for.")
+	fs.Int64Var(&o.chunkSize, "chunk-size", o.chunkSize, "List this many objects per request, printing each page as it arrives.")
+}
+
+// validate checks the plugin's flags; kubectl's own are checked when the client is made.
+func (o *options) validate() error {
+	if o.output != "" && !slices.Contains(outputs, o.output) {
+		return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", o.output, strings.Join(outputs, ","))
+	}
+	if o.watch && o.output != "" && o.output != "wide" {
+		return fmt.Errorf("--watch prints the table or -o wide, not -o %s: drop one of them", o.output)
+	}
+	if _, err := o.kinds(); err != nil {
+		return err
+	}
+	if o.class != "" {
+		if _, ok := classNamed(o.class); !ok {
+			return fmt.Errorf("unknown --class %q: use %s", o.class, listClasses())
+		}
+	}
+	if _, err := labels.Parse(o.selector); err != nil {
+		return fmt.Errorf("invalid label selector %q: %v", o.selector, err)
+	}
+	if o.chunkSize <= 0 {
+		return fmt.Errorf("invalid --chunk-size %d: use a positive number of objects per request", o.chunkSize)
+	}
+	if o.exporter != "" && o.exporterService != "" {
+		return fmt.Errorf("--exporter and --exporter-service both name an exporter: give one")
+	}
+	return nil
+}
+
+// kinds returns the lock kinds --locks names, in the order given.
+func (o *options) kinds() ([]lock.Kind, error) {
+	var kinds []lock.Kind
+	for _, name := range o.locks {
+		k, ok := lock.KindOfResource(strings.ToLower(strings.TrimSpace(name)))
+		if !ok {
+			return nil, fmt.Errorf("unknown lock kind %q in --locks: use %s, comma-separated, as the exporter's --locks spells them", name, listKinds("or"))
+		}
+		if !slices.Contains(kinds, k) {
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) == 0 {
+		return nil, fmt.Errorf("--locks names no lock kind: use %s", listKinds("or"))
+	}
+	return kinds, nil
+}
+
+// namespace is the namespace to list: "" across all with -A, else -n or the context's.
+func (o *options) namespace() (string, error) {
+	if o.allNamespaces {
+		return "", nil
+	}
+	ns, _, err := o.config.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return "", fmt.Errorf("reading the namespace from your kubeconfig: %w", err)
+	}
+	return ns, nil
+}
+
+// classNamed returns the class whose label value is name.
+func classNamed(name string) (lock.Class, bool) {
+	for _, c := range lock.Classes {
+		if c.String() == name {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
+func listClasses() string {
+	var names []string
+	for _, c := range lock.Classes {
+		names = append(names, c.String())
+	}
+	return strings.Join(names, ", ")
+}
+
+// listKinds lists the values --locks takes, "leases, configmaps or endpoints" for conj "or".
+func listKinds(conj string) string {
+	var names []string
+	for _, k := range lock.Kinds {
+		names = append(names, k.Resource())
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " " + conj + " " + names[len(names)-1]
+}

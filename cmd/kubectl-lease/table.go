@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/printers"
+)
+
+// table prints rows as kubectl get does (upper-case headers, columns three spaces apart,
+// -o wide's columns only when asked, terminal escapes in cells defused), but keeps its
+// column widths from one call to the next: the pages of a long list and the rows -w adds
+// line up under the first page's header instead of each being aligned on its own.
+type table struct {
+	w         io.Writer
+	cols      []metav1.TableColumnDefinition
+	wide      bool
+	noHeaders bool
+	widths    []int
+	headed    bool
+}
+
+// columnPadding and minColumnWidth are kubectl's tabwriter's (printers.GetNewTabWriter).
+const (
+	columnPadding  = 3
+	minColumnWidth = 6
+)
+
+func newTable(w io.Writer, cols []metav1.TableColumnDefinition, wide, noHeaders bool) *table {
+	return &table{w: w, cols: cols, wide: wide, noHeaders: noHeaders, widths: make([]int, len(cols))}
+}
+
+// print writes rows (cells in cols' order), the header first if none was written yet.
+func (t *table) print(rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	cells := make([][]string, len(rows))
+	for i, r := range rows {
+		for j := range t.cols {
+			s := ""
+			if j < len(r) {
+				s = printers.EscapeTerminal(fmt.Sprint(r[j]))
+			}
+			cells[i] = append(cells[i], s)
+		}
+	}
+	var header []string
+	if !t.headed && !t.noHeaders {
+		for _, c := range t.cols {
+			header = append(header, strings.ToUpper(c.Name))
+		}
+		t.grow(header)
+	}
+	for _, r := range cells {
+		t.grow(r)
+	}
+	var b strings.Builder
+	if header != nil {
+		t.line(&b, header)
+	}
+	t.headed = true
+	for _, r := range cells {
+		t.line(&b, r)
+	}
+	_, err := io.WriteString(t.w, b.String())
+	return err
+}
+
+func (t *table) shown(j int) bool { return t.wide || t.cols[j].Priority == 0 }
+
+func (t *table) grow(cells []string) {
+	for j, s := range cells {
+		t.widths[j] = max(t.widths[j], utf8.RuneCountInString(s)+columnPadding, minColumnWidth)
+	}
+}
+
+func (t *table) line(b *strings.Builder, cells []string) {
+	last := -1
+	for j := range cells {
+		if t.shown(j) {
+			last = j
+		}
+	}
+	for j, s := range cells {
+		if !t.shown(j) {
+			continue
+		}
+		b.WriteString(s)
+		if j != last {
+			b.WriteString(strings.Repeat(" ", max(t.widths[j]-utf8.RuneCountInString(s), 1)))
+		}
+	}
+	b.WriteByte('\n')
+}
