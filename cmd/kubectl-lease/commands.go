@@ -22,7 +22,13 @@ const listExamples = `  # The locks in the current namespace, judged as the expo
 
 // newRootCommand is `kubectl lease`: list by default, and describe.
 func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	return newRootCommandWith(streams, newSource)
+}
+
+// newRootCommandWith is newRootCommand reading the cluster through connect's source.
+func newRootCommandWith(streams genericiooptions.IOStreams, connect func(*options) (*source, error)) *cobra.Command {
 	o := newOptions(streams)
+	o.connect = connect
 	root := &cobra.Command{
 		Use:   "kubectl-lease",
 		Short: "Who holds each election lock, and whether validly, as lease-exporter judges it",
@@ -63,6 +69,8 @@ Columns:
 	}
 	o.addListFlags(list.Flags())
 	root.AddCommand(list, newDescribeCommand(o))
+	// kubectl completes plugins through kubectl_complete-lease, not a completion command.
+	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return fmt.Errorf("%w\nSee '%s --help' for usage.", err, cmd.DisplayName())
 	})

@@ -70,7 +70,7 @@ func runDescribe(ctx context.Context, o *options, arg string, locksSet bool) err
 	if locksSet {
 		kinds, _ = o.kinds()
 	}
-	src, err := newSource(o)
+	src, err := o.connect(o)
 	if err != nil {
 		return err
 	}

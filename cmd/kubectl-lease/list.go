@@ -20,7 +20,7 @@ import (
 // page as it arrives (the first rows of 100k Leases do not wait for the rest); -o json and
 // yaml judge every lock at one moment at the end, as the exporter's JSON list does.
 func runList(ctx context.Context, o *options) error {
-	src, err := newSource(o)
+	src, err := o.connect(o)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,9 @@ type options struct {
 
 	exporter        string
 	exporterService string
+
+	// connect reads the cluster: newSource, or a test's fixture.
+	connect func(*options) (*source, error)
 }
 
 // outputs are the values -o takes, as kubectl names them; "" is the table.

@@ -29,8 +29,16 @@ const (
 	minColumnWidth = 6
 )
 
+// seedWidths are the widths of values known before any row arrives ("ConfigMap", "released"),
+// so a ConfigMap lock on a later page does not shift its columns.
+var seedWidths = map[string]int{"Kind": len("ConfigMap"), "State": len("released"), "Renewed": len("<none>")}
+
 func newTable(w io.Writer, cols []metav1.TableColumnDefinition, wide, noHeaders bool) *table {
-	return &table{w: w, cols: cols, wide: wide, noHeaders: noHeaders, widths: make([]int, len(cols))}
+	t := &table{w: w, cols: cols, wide: wide, noHeaders: noHeaders, widths: make([]int, len(cols))}
+	for j, c := range cols {
+		t.widths[j] = max(seedWidths[c.Name]+columnPadding, minColumnWidth)
+	}
+	return t
 }
 
 // print writes rows (cells in cols' order), the header first if none was written yet.

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"errors"
+	"net"
+	"net/url"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/lease-exporter/lease-exporter/informer/lock"
+)
+
+// Every failure the API server can answer becomes one line that names the fix.
+func TestExplainNamesTheFix(t *testing.T) {
+	cms := schema.GroupResource{Resource: "configmaps"}
+	leases := schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"forbidden ConfigMaps", lockError("list", lock.KindConfigMap, "apps", "", apierrors.NewForbidden(cms, "", errors.New("denied"))),
+			`cannot list configmaps in namespace apps: forbidden (configmaps is forbidden: denied); ask for "list" on configmaps (RBAC), or leave ConfigMap locks out: --locks leases`},
+		{"forbidden Leases across namespaces", lockError("list", lock.KindLease, "", "", apierrors.NewForbidden(leases, "", errors.New("denied"))),
+			`cannot list leases in all namespaces: forbidden (leases.coordination.k8s.io is forbidden: denied); ask for "list" on leases.coordination.k8s.io (RBAC)`},
+		{"unauthorized", lockError("list", lock.KindLease, "apps", "", apierrors.NewUnauthorized("token expired")),
+			"cannot list leases in namespace apps: the API server did not accept your credentials (token expired); log in again or pick another --context"},
+		{"not found", lockError("get", lock.KindLease, "apps", "x", apierrors.NewNotFound(leases, "x")),
+			`leases "x" not found in namespace "apps": check the name and -n`},
+		{"unreachable", lockError("list", lock.KindLease, "apps", "", &url.Error{Op: "Get", URL: "https://10.0.0.1:6443", Err: &net.OpError{Op: "dial", Err: errors.New("connection refused")}}),
+			"cannot list leases in namespace apps: the API server cannot be reached (Get \"https://10.0.0.1:6443\": dial: connection refused); check --context, --server and your network"},
+		{"exporter", &exporterError{where: "http://x", err: errors.New("refused"), fix: "check --exporter"},
+			"cannot read the history from the exporter at http://x: refused; check --exporter"},
+	} {
+		got := explain(tc.err)
+		if got != tc.want || strings.Contains(got, "\n") {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// Bad flags fail before any request, each with what to type instead.
+func TestValidateRejectsBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--locks", "secrets"}, `unknown lock kind "secrets" in --locks: use leases, configmaps or endpoints`},
+		{[]string{"--class", "nodes"}, `unknown --class "nodes": use leader-election, node-heartbeat, apiserver-identity`},
+		{[]string{"-o", "table"}, `unable to match a printer suitable for the output format "table", allowed formats are: json,name,wide,yaml`},
+		{[]string{"-w", "-o", "json"}, "--watch prints the table or -o wide, not -o json"},
+		{[]string{"-l", "a in (b"}, `invalid label selector "a in (b"`},
+		{[]string{"--chunk-size", "0"}, "invalid --chunk-size 0"},
+		{[]string{"describe", "a/b", "--exporter", "http://x", "--exporter-service", "a/b"}, "--exporter and --exporter-service both name an exporter"},
+		{[]string{"describe", "/b"}, `malformed lock "/b": want NAMESPACE/NAME`},
+		{[]string{"describe"}, "describe takes one lock, NAMESPACE/NAME (or NAME with -n); got 0 arguments"},
+		{[]string{"nonsense"}, `unknown command "nonsense" for "kubectl lease"`},
+	} {
+		_, _, err := runWith(t, fixture(t), tc.args...)
+		if err == nil || !strings.HasPrefix(explain(err), tc.want) {
+			t.Errorf("%v: error %v, want it to start %q", tc.args, err, tc.want)
+		}
+	}
+}
