@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 
 	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
@@ -30,6 +31,8 @@ func newSource(o *options) (*source, error) {
 	clock := newServerClock(time.Now)
 	cfg.Wrap(clock.wrap)
 	cfg.UserAgent = "kubectl-lease"
+	// Warnings (a deprecated API version) read as kubectl prints them, once each.
+	cfg.WarningHandler = rest.NewWarningWriter(o.streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true})
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err

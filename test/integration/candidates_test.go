@@ -294,6 +294,7 @@ func testCoordinatedUpgrade(t *testing.T, cp *controlplane.ControlPlane, client 
 	}
 	t.Logf("older-scheduler preferred; holder %q, lease_holder_is_preferred %v", preferred.holder, preferred.isPrefer)
 	checkCandidatesPage(t, exp, ns, name, len(before.candidates)+1)
+	kubectlShowsCoordinatedElection(t, cp, exp, ns, name)
 	// 1.36's deprecation warning for v1beta1 comes with every list and watch (1.34 and 1.35
 	// send none).
 	if n := strings.Count(exp.Logs(), "LeaseCandidate is deprecated"); n > 1 {

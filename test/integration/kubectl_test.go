@@ -19,6 +19,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
@@ -391,4 +392,57 @@ func watchInTerminal(t *testing.T, k *kubectlLocks, kubeconfig string) {
 		}
 		return successor, strings.Join(rows("orders"), "\n")
 	})
+}
+
+// kubectlShowsCoordinatedElection checks kubectl lease on the kube-schedulers' coordinated
+// election of TestCoordinatedLeaderElectionCandidates: the list's holder, strategy and
+// preferred holder are the exporter's, and describe lists every LeaseCandidate the exporter
+// exports, the preferred one marked, with the history.
+func kubectlShowsCoordinatedElection(t *testing.T, cp *controlplane.ControlPlane, exp *exporterproc.Exporter, ns, name string) {
+	t.Helper()
+	kubeconfig := cp.KubeconfigPath()
+	testsuite.Eventually(t, deadline, poll, "kubectl lease and the exporter agree on the coordinated election", func() (bool, string) {
+		c, err := scrapeCoordinated(exp, ns, name)
+		if err != nil {
+			return false, err.Error()
+		}
+		out, stderr, code := kubectlLease(t, kubeconfig, "-n", ns, "-o", "json")
+		var got struct {
+			Leases []struct {
+				Name, Holder, Strategy, Standing string
+				PreferredHolder                  string `json:"preferred_holder"`
+			} `json:"leases"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &got) != nil {
+			return false, fmt.Sprintf("exit %d: %s%s", code, stderr, out)
+		}
+		for _, l := range got.Leases {
+			if l.Name == name {
+				return l.Holder == c.holder && l.Strategy == c.strategy && l.PreferredHolder == c.preferred && l.Standing == "on_time",
+					fmt.Sprintf("plugin %+v, exporter holder %q strategy %q preferred %q", l, c.holder, c.strategy, c.preferred)
+			}
+		}
+		return false, "no " + name + " in " + out
+	})
+	c, err := scrapeCoordinated(exp, ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := kubectlLease(t, kubeconfig, "describe", ns+"/"+name, "--exporter", exp.URL())
+	if code != 0 {
+		t.Fatalf("describe: exit %d: %s", code, stderr)
+	}
+	for cand := range c.candidates {
+		preferred := "false"
+		if cand == c.preferred {
+			preferred = "true"
+		}
+		if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(cand) + `\s+1\.\S+\s+1\.\S+\s+OldestEmulationVersion\s+\S+\s+(true|false)\s+` + preferred + `$`).MatchString(out) {
+			t.Errorf("describe does not list candidate %s (preferred %s):\n%s", cand, preferred, out)
+		}
+	}
+	if !strings.Contains(out, "History (from "+exp.URL()) {
+		t.Errorf("describe has no history from the exporter:\n%s", out)
+	}
+	t.Logf("kubectl lease describe %s/%s:\n%s", ns, name, out)
 }
