@@ -7,7 +7,7 @@ ASSETS = $(shell hack/deps.sh | tail -1)
 # Older Kubernetes minors the integration suite also runs on (docs/compatibility.md says why).
 KUBE_MATRIX := 1.35 1.34
 
-.PHONY: help build test test-release node-scale mixin fuzz vuln-selftest unit lint bench bench-prom demo deps generate clean
+.PHONY: help build test test-release node-scale mixin fuzz vuln-selftest unit lint bench bench-prom demo deps generate krew clean
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -21,7 +21,7 @@ deps: ## Install test dependencies (Debian packages, control-plane binaries).
 
 # The release tier's suites. Their files carry the build tag `release`, so `go test ./...`
 # (and `make test`) leaves them out, and `make test-release` runs them by this list.
-RELEASE_PKGS := ./test/image/ ./test/node/ ./test/operator/ ./test/thanos/
+RELEASE_PKGS := ./test/image/ ./test/node/ ./test/operator/ ./test/thanos/ ./test/krew/
 
 test: lint ## The fast tier, CI's: unit, integration, e2e with real Prometheus and Alertmanager, reliability, deploy rendering, demo, dashboards, mixin, bench smoke, fuzz, vulnerability self-test (Kubernetes 1.36).
 	@# The fuzzers and the vulnerability-scan self-test (CPU-bound compiles, no timing) run
@@ -92,5 +92,8 @@ mixin: ## Render the mixin with your _config into OUT: make mixin OUT=dir CONFIG
 	@test -n "$(OUT)" || { echo "make mixin: set OUT=<directory> (and CONFIG='{...}', a jsonnet object merged into _config)"; exit 2; }
 	cd hack/mixin && GOWORK=off $(GO) run . -root ../.. -config '$(or $(CONFIG),{})' -out "$(abspath $(OUT))"
 
+krew: ## Build kubectl lease for linux and darwin on amd64 and arm64 into dist/krew and write its krew manifest plugins/lease.yaml, checked by krew's validator (VERSION=1.2.3 for a release).
+	hack/krew/package.sh
+
 clean: ## Remove build output.
-	rm -rf bin
+	rm -rf bin dist plugins/lease.yaml

@@ -78,6 +78,7 @@ func run(ctx context.Context, logger *slog.Logger) error {
 	cmCount := flag.Int("configmaps", 0, "Instead, measure ConfigMap annotation locks (configmaps.go): this many ConfigMaps, -configmap-locks of them locks, against as many Lease locks.")
 	cmBytes := flag.Int("configmap-bytes", 100000, "Data per ConfigMap for -configmaps.")
 	cmLocks := flag.Int("configmap-locks", 100, "ConfigMaps carrying the leader annotation (and Lease locks) for -configmaps.")
+	kubectlRuns := flag.Int("kubectl", 0, "Instead, measure kubectl lease against kubectl get leases -A, this many runs of each at every -leases size (kubectl.go).")
 	flag.Parse()
 	exporterEnv, exporterArgs = strings.Fields(*envFlag), strings.Fields(*argsFlag)
 	if *smoke {
@@ -141,6 +142,9 @@ func run(ctx context.Context, logger *slog.Logger) error {
 	}
 	defer cl.cp.Stop()
 
+	if *kubectlRuns > 0 {
+		return runKubectl(ctx, cl, sizes, *kubectlRuns, *workers, tmp, logger)
+	}
 	if *cmCount > 0 {
 		return runConfigMaps(ctx, cl, cmConfig{n: *cmCount, bytes: *cmBytes, locks: min(*cmLocks, *cmCount), runs: *runs,
 			workers: min(*workers, 32), churnFor: *churnFor, bin: bin, kubeconfig: cl.cp.KubeconfigPath(), profileDir: *profileDir, logger: logger})

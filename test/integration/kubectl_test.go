@@ -257,6 +257,7 @@ func tableWideAndNames(t *testing.T, k *kubectlLocks, kubeconfig string) {
 	if !strings.Contains(stderr, "by the API server's clock (Date header") {
 		t.Errorf("stderr does not say which clock judged: %q", stderr)
 	}
+	t.Logf("kubectl lease -n %s --locks leases,configmaps (docs/kubectl-plugin.md's capture):\n%s%s", k.ns, out, stderr)
 	wide, _, _ := kubectlLease(t, kubeconfig, "-n", k.ns, "-o", "wide")
 	if !regexp.MustCompile(`(?m)^NAME\s+.*TRANSITIONS\s+ACQUIRED\s+PREFERRED HOLDER\s+STRATEGY\s+OWNER$`).MatchString(wide) {
 		t.Errorf("-o wide lacks its columns:\n%s", wide)
@@ -392,6 +393,7 @@ func watchInTerminal(t *testing.T, k *kubectlLocks, kubeconfig string) {
 		}
 		return successor, strings.Join(rows("orders"), "\n")
 	})
+	t.Logf("kubectl lease -w -n %s in a terminal, the leader %s killed:\n%s", k.ns, leader.Identity, strings.ReplaceAll(out.String(), "\r", ""))
 }
 
 // kubectlShowsCoordinatedElection checks kubectl lease on the kube-schedulers' coordinated

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+)
+
+// docs/kubectl-plugin.md documents every flag the plugin adds to kubectl's own and every
+// column the table can print: a flag or column added without a word there fails here.
+func TestDocsDescribeEveryFlagAndColumn(t *testing.T) {
+	b, err := os.ReadFile("../../docs/kubectl-plugin.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	kubectls := pflag.NewFlagSet("kubectl", pflag.ContinueOnError)
+	newOptions(genericiooptions.IOStreams{}).config.AddFlags(kubectls)
+	root := newRootCommand(genericiooptions.IOStreams{})
+	seen := map[string]bool{}
+	check := func(f *pflag.Flag) {
+		if kubectls.Lookup(f.Name) != nil || seen[f.Name] || f.Name == "help" || f.Name == "version" {
+			return
+		}
+		seen[f.Name] = true
+		if !strings.Contains(doc, "`--"+f.Name+"`") {
+			t.Errorf("flag --%s is not in docs/kubectl-plugin.md's flag table", f.Name)
+		}
+	}
+	root.Flags().VisitAll(check)
+	root.PersistentFlags().VisitAll(check)
+	if len(seen) < 8 {
+		t.Fatalf("found only %d plugin flags", len(seen))
+	}
+	all := append(columnsFor(true, true), listColumns...)
+	for _, c := range all {
+		if !strings.Contains(doc, strings.ToUpper(c.Name)) {
+			t.Errorf("column %s is not in docs/kubectl-plugin.md's column table", strings.ToUpper(c.Name))
+		}
+	}
+}
