@@ -4,6 +4,8 @@ package node_test
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -89,6 +91,7 @@ func testHelmChart(t *testing.T, c *cluster, img image) {
 	}
 	body := c.waitJudged(t, releaseNS, "lease-exporter", electionsNS, "node-elector")
 	t.Logf("judged through the Service:\n%s", grepLines(body, `lease="node-elector"`))
+	kubectlLeaseThroughTheServiceProxy(t, c)
 
 	victim := pods[0].Name
 	if err := c.client.CoreV1().Pods(releaseNS).Delete(context.Background(), victim, metav1.DeleteOptions{}); err != nil {
@@ -102,4 +105,30 @@ func testHelmChart(t *testing.T, c *cluster, img image) {
 	}
 	c.waitJudged(t, releaseNS, "lease-exporter", electionsNS, "node-elector")
 	c.run(t, tools.Helm(t), "uninstall", "lease-exporter", "--namespace", releaseNS, "--wait")
+}
+
+// kubectlLeaseThroughTheServiceProxy: kubectl lease describe reads the elector's history from
+// the chart's exporter through the API server's service proxy, with the user's credentials
+// and no port-forward (issue 37), as docs/kubectl-plugin.md tells the person on call.
+func kubectlLeaseThroughTheServiceProxy(t *testing.T, c *cluster) {
+	t.Helper()
+	plugins := t.TempDir()
+	c.run(t, filepath.Join(c.root, "hack", "build.sh"), filepath.Join(plugins, "kubectl-lease"), "kubectl-lease")
+	path := "PATH=" + plugins + string(os.PathListSeparator) + c.n.ControlPlane().AssetsDir() + string(os.PathListSeparator) + os.Getenv("PATH")
+	var out string
+	deadline := time.Now().Add(time.Minute)
+	for {
+		cmd := exec.Command("kubectl", "lease", "describe", electionsNS+"/node-elector", "--exporter-service", releaseNS+"/lease-exporter")
+		cmd.Dir, cmd.Env = c.root, append(append(os.Environ(), c.env...), path)
+		b, err := cmd.CombinedOutput()
+		out = string(b)
+		if err == nil && strings.Contains(out, "History (from service "+releaseNS+"/lease-exporter") && strings.Contains(out, "holding") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kubectl lease describe --exporter-service never showed the history (%v):\n%s", err, out)
+		}
+		time.Sleep(2 * time.Second)
+	}
+	t.Logf("kubectl lease describe through the service proxy:\n%s", out)
 }
