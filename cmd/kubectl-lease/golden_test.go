@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
 	"github.com/lease-exporter/lease-exporter/statuspage"
@@ -207,5 +208,24 @@ func TestListJSONIsTheExportersJSON(t *testing.T) {
 	}
 	if got.Leases[0].Owner != "Deployment/orders" {
 		t.Errorf("owner %q", got.Leases[0].Owner)
+	}
+}
+
+// -o yaml is -o json in YAML, and -o name prints kubectl's names of the listed locks (node
+// heartbeats stay summed up, as in the table).
+func TestListYAMLAndNames(t *testing.T) {
+	out, _, err := runWith(t, fixture(t), "-A", "--locks", "leases,configmaps", "-o", "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got listJSON
+	if err := yaml.Unmarshal([]byte(out), &got); err != nil || len(got.Leases) != 6 || got.NodeHeartbeats == nil || got.NodeHeartbeats.Total != 3 {
+		t.Fatalf("-o yaml (%v): %d locks, node heartbeats %+v:\n%s", err, len(got.Leases), got.NodeHeartbeats, out)
+	}
+	names, _, err := runWith(t, fixture(t), "-A", "--locks", "leases,configmaps", "-o", "name")
+	want := "lease.coordination.k8s.io/orders\nlease.coordination.k8s.io/released\nlease.coordination.k8s.io/skewed\n" +
+		"lease.coordination.k8s.io/kube-controller-manager\nlease.coordination.k8s.io/kube-scheduler\nconfigmap/py-lock\n"
+	if err != nil || names != want {
+		t.Errorf("-o name (%v):\n%s\nwant:\n%s", err, names, want)
 	}
 }

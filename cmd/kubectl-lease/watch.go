@@ -159,6 +159,11 @@ func (s *source) watchKind(ctx context.Context, k lock.Kind, ns, selector, rv st
 		}
 		rv = s.drain(ctx, k, w, rv, send)
 		w.Stop()
+		select { // a watch the server keeps closing is not reopened in a hot loop
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Second):
+		}
 		if rv == "" { // expired: relist, then watch from the list
 			relisted := map[lockKey]bool{}
 			newRV, err := s.list(ctx, k, ns, selector, func(locks []*lock.Lease) error {
