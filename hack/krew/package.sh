@@ -13,6 +13,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
 dist="$(mkdir -p "${1:-dist/krew}" && cd "${1:-dist/krew}" && pwd)"
 manifest="${2:-plugins/lease.yaml}"
+[[ "$manifest" == /* ]] || manifest="$root/$manifest"
 if [[ -z "${VERSION:-}" ]]; then
 	VERSION="$(git describe --tags --match 'v[0-9]*' 2>/dev/null || true)"
 	VERSION="${VERSION#v}"
@@ -31,11 +32,11 @@ for platform in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
 done
 
 cd hack/krew
-GOWORK=off go run . -version "$VERSION" -dist "$dist" -out "$root/$manifest"
+GOWORK=off go run . -version "$VERSION" -dist "$dist" -out "$manifest"
 tools="$(mktemp -d)"
 trap 'rm -rf "$tools"' EXIT
 GOWORK=off go build -o "$tools/validate-krew-manifest" sigs.k8s.io/krew/cmd/validate-krew-manifest
 # -skip-install: its install step downloads each platform's URI, which exist once a release
 # uploads them; test/krew installs the manifest from the local archive with krew itself.
-"$tools/validate-krew-manifest" -manifest "$root/$manifest" -skip-install
+"$tools/validate-krew-manifest" -manifest "$manifest" -skip-install
 echo "hack/krew/package.sh: $manifest (v$VERSION) from $dist, validated by krew"
