@@ -19,6 +19,8 @@ type source struct {
 	meta   metadata.Interface
 	clock  *serverClock
 	chunk  int64
+	// noStream pages every list (a test of the fallback).
+	noStream bool
 }
 
 // newSource connects with kubectl's configuration (--kubeconfig, --context, ...), reading
@@ -48,7 +50,23 @@ func newSource(o *options) (*source, error) {
 // with each page's locks as it arrives, and returns the list's resource version (to watch
 // from). An object of an annotation kind without the leader annotation is no lock and is
 // skipped, as the exporter skips it.
+//
+// It streams the list as the exporter's informer does (a watch that sends the initial
+// objects, served from the API server's watch cache), and pages through it with continue
+// tokens where the API server does not stream lists. Streamed, 100k Leases arrive in a few
+// seconds; paged, each page of a large list costs the API server a pass of its own.
 func (s *source) list(ctx context.Context, k lock.Kind, ns, selector string, page func([]*lock.Lease) error) (string, error) {
+	if !s.noStream {
+		rv, streamed, err := s.stream(ctx, k, ns, selector, page)
+		if streamed || err != nil {
+			return rv, err
+		}
+	}
+	return s.listPages(ctx, k, ns, selector, page)
+}
+
+// listPages lists with continue tokens, s.chunk objects a request.
+func (s *source) listPages(ctx context.Context, k lock.Kind, ns, selector string, page func([]*lock.Lease) error) (string, error) {
 	opts := metav1.ListOptions{LabelSelector: selector, Limit: s.chunk}
 	for {
 		locks, meta, err := s.listPage(ctx, k, ns, opts)

@@ -52,6 +52,9 @@ const never = time.Duration(-1 << 63)
 // fixture is a cluster of every case the list shows: on time, lagging, expired, released, a
 // renewTime 45 s in the API server's future, a coordinated election, an owned Lease, node
 // heartbeats on time, expired and never renewed, and a ConfigMap lock.
+//
+// The fake clientset does not stream lists: the fixture pages (the integration tests stream
+// from a real API server).
 func fixture(t *testing.T) *source {
 	t.Helper()
 	sched := lease("kube-system", "kube-scheduler", "sched-a_0c1f", 1200*time.Millisecond, 15, 3)
@@ -86,7 +89,7 @@ func fixture(t *testing.T) *source {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "settings", UID: "s", ResourceVersion: "3"}}
 	clock := newServerClock(func() time.Time { return t0 })
 	clock.lo, clock.hi, clock.seen = 0, 0, true
-	return &source{client: fake.NewClientset(objs...), meta: metadatafake.NewSimpleMetadataClient(scheme, cm, plain), clock: clock, chunk: 500}
+	return &source{client: fake.NewClientset(objs...), meta: metadatafake.NewSimpleMetadataClient(scheme, cm, plain), clock: clock, chunk: 500, noStream: true}
 }
 
 // runWith runs the command line args against src, returning stdout, stderr and the error.

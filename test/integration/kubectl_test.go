@@ -178,6 +178,7 @@ func TestKubectlLease(t *testing.T) {
 			t.Errorf("kubectl plugin list does not find kubectl-lease (%v):\n%s", err, out)
 		}
 	})
+	t.Run("ListIsStreamed", func(t *testing.T) { listIsStreamed(t, k) })
 	t.Run("JSONAgreesWithTheExporter", func(t *testing.T) { jsonAgreesWithExporter(t, k, kubeconfig) })
 	t.Run("TableWideAndNames", func(t *testing.T) { tableWideAndNames(t, k, kubeconfig) })
 	t.Run("DescribeWithHistory", func(t *testing.T) { describeWithHistory(t, k, kubeconfig) })
@@ -447,4 +448,46 @@ func kubectlShowsCoordinatedElection(t *testing.T, cp *controlplane.ControlPlane
 		t.Errorf("describe has no history from the exporter:\n%s", out)
 	}
 	t.Logf("kubectl lease describe %s/%s:\n%s", ns, name, out)
+}
+
+// The list is a streaming list, as the exporter's informer reads: the audit log shows the
+// plugin's watch with sendInitialEvents answered 200 and no LIST of Leases.
+func listIsStreamed(t *testing.T, k *kubectlLocks) {
+	const user = "kubectl-streamer"
+	kubeconfig, err := env.CP.KubeconfigForUser(user, "system:masters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, stderr, code := kubectlLease(t, kubeconfig, "-n", k.ns); code != 0 || !strings.Contains(out, "orders") {
+		t.Fatalf("exit %d: %s%s", code, out, stderr)
+	}
+	wantLeaseReads(t, env.CP, user, func(r leaseReads) error {
+		switch {
+		case r.lists > 0:
+			return brokenf("kubectl lease LISTed Leases %d times (%s): the streaming list is not in use", r.lists, r)
+		case r.streams == 0:
+			return fmt.Errorf("no streaming list answered 200 yet (%s)", r)
+		}
+		return nil
+	})
+}
+
+// kubectlLeasePagesWithoutStreaming: where the API server does not stream lists, the plugin
+// pages through the list (its streaming list refused, then a LIST) and shows the same Lease.
+func kubectlLeasePagesWithoutStreaming(t *testing.T, cp *controlplane.ControlPlane, ns, name string) {
+	const user = "kubectl-fallback"
+	kubeconfig, err := cp.KubeconfigForUser(user, "system:masters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := kubectlLease(t, kubeconfig, "-n", ns)
+	if code != 0 || !regexp.MustCompile(`(?m)^`+name+`\s+Lease\s+leader-election\s+alpha\s+on_time\s`).MatchString(out) {
+		t.Fatalf("kubectl lease without streaming lists (exit %d):\n%s%s", code, out, stderr)
+	}
+	wantLeaseReads(t, cp, user, func(r leaseReads) error {
+		if r.refused == 0 || r.lists == 0 || r.streams > 0 {
+			return fmt.Errorf("want a refused streaming list, then a LIST (%s)", r)
+		}
+		return nil
+	})
 }

@@ -84,6 +84,7 @@ func TestNonDefaultAPIServer(t *testing.T) {
 	t.Run("coordinated leader election fields exported", func(t *testing.T) {
 		testStrategyFields(t, client, exp, ns, true)
 	})
+	t.Run("kubectl lease pages instead", func(t *testing.T) { kubectlLeasePagesWithoutStreaming(t, cp, ns, "listed") })
 }
 
 // On a default API server (coordinated leader election off in every version tested) the
