@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
 	"github.com/lease-exporter/lease-exporter/informer/lock"
@@ -122,7 +121,7 @@ type describer struct {
 const labelWidth = len("Preferred Holder:") + 2
 
 func (d *describer) field(label, value string) {
-	fmt.Fprintf(d.w, "%-*s%s\n", labelWidth, label+":", printers.EscapeTerminal(value))
+	fmt.Fprintf(d.w, "%-*s%s\n", labelWidth, label+":", esc(value))
 }
 
 func (d *describer) fields(rows [][2]string) {
@@ -228,9 +227,6 @@ func (d *describer) history(detail *statuspage.Detail, where string, err error) 
 		fmt.Fprintf(d.w, "  Leaderless since %s (%s ago)\n", since.UTC().Format(time.RFC3339), ago(since, d.at))
 	}
 }
-
-// esc defuses terminal escapes in what the cluster wrote (a holder identity is any string).
-func esc(s string) string { return printers.EscapeTerminal(s) }
 
 // seconds formats a duration in seconds as the list's ages are.
 func seconds(s float64) string {

@@ -74,6 +74,8 @@ func explain(err error) string {
 		return fmt.Sprintf("cannot %s: forbidden (%s); %s", ae.what(), status, fix)
 	case apierrors.IsUnauthorized(ae.err):
 		return fmt.Sprintf("cannot %s: the API server did not accept your credentials (%s); log in again or pick another --context", ae.what(), status)
+	case apierrors.IsNotFound(ae.err) && ae.name == "":
+		return fmt.Sprintf("cannot %s: the API server does not serve %s (%s); check --context, or leave that kind out with --locks", ae.what(), ae.qualified(), status)
 	case apierrors.IsNotFound(ae.err):
 		return fmt.Sprintf("%s %q not found in namespace %q: check the name and -n", ae.resource, ae.name, ae.namespace)
 	}

@@ -137,7 +137,7 @@ func answerError(body []byte) string {
 	if json.Unmarshal(body, &e) == nil && e.Error != "" {
 		return e.Error
 	}
-	return strings.TrimSpace(string(body[:min(len(body), 200)]))
+	return strings.ToValidUTF8(strings.TrimSpace(string(body[:min(len(body), 200)])), "")
 }
 
 func statusFix(code int) string {

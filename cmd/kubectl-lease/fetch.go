@@ -19,8 +19,10 @@ type source struct {
 	meta   metadata.Interface
 	clock  *serverClock
 	chunk  int64
-	// noStream pages every list (a test of the fallback).
+	// noStream pages every list (a test of the fallback); silence, when set, is the
+	// streamed list's streamSilence (a test's).
 	noStream bool
+	silence  time.Duration
 }
 
 // newSource connects with kubectl's configuration (--kubeconfig, --context, ...), reading

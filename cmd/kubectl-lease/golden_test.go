@@ -214,8 +214,8 @@ func TestListJSONIsTheExportersJSON(t *testing.T) {
 	}
 }
 
-// -o yaml is -o json in YAML, and -o name prints kubectl's names of the listed locks (node
-// heartbeats stay summed up, as in the table).
+// -o yaml is -o json in YAML (node heartbeats summed up, as in the table), and -o name
+// prints kubectl's name of every lock, node heartbeats too: names are for scripts.
 func TestListYAMLAndNames(t *testing.T) {
 	out, _, err := runWith(t, fixture(t), "-A", "--locks", "leases,configmaps", "-o", "yaml")
 	if err != nil {
@@ -227,6 +227,7 @@ func TestListYAMLAndNames(t *testing.T) {
 	}
 	names, _, err := runWith(t, fixture(t), "-A", "--locks", "leases,configmaps", "-o", "name")
 	want := "lease.coordination.k8s.io/orders\nlease.coordination.k8s.io/released\nlease.coordination.k8s.io/skewed\n" +
+		"lease.coordination.k8s.io/node-1\nlease.coordination.k8s.io/node-2\nlease.coordination.k8s.io/node-3\n" +
 		"lease.coordination.k8s.io/kube-controller-manager\nlease.coordination.k8s.io/kube-scheduler\nconfigmap/py-lock\n"
 	if err != nil || names != want {
 		t.Errorf("-o name (%v):\n%s\nwant:\n%s", err, names, want)

@@ -64,8 +64,10 @@ type listOutput struct {
 	// unless --class asks for them).
 	filter, summed *lock.Class
 	nodes          nodeSummary
-	// seen keeps every record listed, for -w to observe changes from.
-	seen map[lockKey]*lock.Lease
+	// seen keeps every record listed, for -w to observe changes from, and shown what each
+	// row printed said, so -w prints a lock again only when that changes.
+	seen  map[lockKey]*lock.Lease
+	shown map[lockKey]shownState
 	// collected holds the records for -o json and yaml, judged together at the end.
 	collected []*lock.Lease
 	rows      int
@@ -81,7 +83,7 @@ func newListOutput(o *options, clock *serverClock) *listOutput {
 		out.summed = &nodes
 	}
 	if o.watch {
-		out.seen = map[lockKey]*lock.Lease{}
+		out.seen, out.shown = map[lockKey]*lock.Lease{}, map[lockKey]shownState{}
 	}
 	out.table = newTable(o.streams.Out, columnsFor(o.allNamespaces, o.watch), o.output == "wide", o.noHeaders)
 	return out
@@ -97,8 +99,11 @@ func (p *listOutput) page(locks []*lock.Lease) error {
 			continue
 		}
 		rec := observe(nil, l, at.UnixMicro(), false)
-		if p.seen != nil {
-			p.seen[keyOf(rec)] = rec
+		if p.o.output == "name" {
+			// Names are for scripts: every lock, node heartbeats too, nothing summed up.
+			p.rows++
+			fmt.Fprintln(p.out, nameOf(rec))
+			continue
 		}
 		if p.summed != nil && rec.Class == *p.summed {
 			p.nodes.add(rec, at)
@@ -108,10 +113,12 @@ func (p *listOutput) page(locks []*lock.Lease) error {
 		switch p.o.output {
 		case "json", "yaml":
 			p.collected = append(p.collected, rec)
-		case "name":
-			fmt.Fprintln(p.out, nameOf(rec))
 		default:
 			j := judge(rec, at)
+			if p.seen != nil {
+				p.seen[keyOf(rec)] = rec
+				p.shown[keyOf(rec)] = stateOf(j, rec)
+			}
 			rows = append(rows, cells(&j, at, p.o.allNamespaces, p.o.watch))
 		}
 	}
@@ -127,9 +134,11 @@ func (p *listOutput) finish(ns string) error {
 	case "name":
 		return nil
 	}
-	if p.nodes.Total() > 0 {
+	// The summary is for a person reading a list: not for a script (--no-headers), nor
+	// between -w's rows.
+	if p.nodes.Total() > 0 && !p.o.noHeaders && !p.o.watch {
 		at, _, _ := p.clock.now()
-		if err := p.nodes.print(p.out, at, p.o); err != nil {
+		if err := p.nodes.print(p.out, at); err != nil {
 			return err
 		}
 	}

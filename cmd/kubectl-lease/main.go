@@ -21,14 +21,20 @@ func main() {
 }
 
 // run runs the command line args and returns the exit code: 0, or 1 after one line
-// "error: ..." on stderr, as kubectl's own commands end (never a stack trace).
+// "error: ..." on stderr, as kubectl's own commands end (never a stack trace). Interrupted
+// (Ctrl-C, which is how -w ends), it exits 130 as a shell reports SIGINT, and says nothing:
+// the requests it cut short did not fail.
 func run(ctx context.Context, args []string, streams genericiooptions.IOStreams) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cmd := newRootCommand(streams)
 	cmd.SetArgs(args)
-	if err := cmd.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(streams.ErrOut, "error: "+explain(err))
+	err := cmd.ExecuteContext(ctx)
+	switch {
+	case ctx.Err() != nil:
+		return 130
+	case err != nil:
+		fmt.Fprintln(streams.ErrOut, "error: "+oneLine(explain(err)))
 		return 1
 	}
 	return 0

@@ -39,7 +39,7 @@ var overdueColumns = []metav1.TableColumnDefinition{
 }
 
 // print writes the summary, judged at at, and the most overdue heartbeats.
-func (s *nodeSummary) print(w io.Writer, at time.Time, o *options) error {
+func (s *nodeSummary) print(w io.Writer, at time.Time) error {
 	var counts []string
 	for _, st := range lock.Standings {
 		counts = append(counts, fmt.Sprintf("%d %s", s.Standings[st], st))
@@ -70,7 +70,7 @@ func (s *nodeSummary) print(w io.Writer, at time.Time, o *options) error {
 		}
 		rows = append(rows, []any{j.Name, orNone(j.Holder), j.Standing, ago(j.ObservedRenewTime, at), expired})
 	}
-	return newTable(w, overdueColumns, false, o.noHeaders).print(rows)
+	return newTable(w, overdueColumns, false, false).print(rows)
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -68,7 +68,7 @@ func (o *options) addListFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.noHeaders, "no-headers", false, "Print the table without its headers.")
 	fs.BoolVarP(&o.watch, "watch", "w", false, "After listing, watch the locks and print a row each time one changes holder or standing, judged by observation as the exporter judges it, with the holder's clock skew.")
 	fs.StringVar(&o.class, "class", "", "List only locks of this class: "+listClasses()+". Node heartbeats are summed up unless asked for.")
-	fs.Int64Var(&o.chunkSize, "chunk-size", o.chunkSize, "List this many objects per request, printing each page as it arrives.")
+	fs.Int64Var(&o.chunkSize, "chunk-size", o.chunkSize, "Print the list in pages of this many objects as they arrive; where the API server does not stream lists, also the objects per list request.")
 }
 
 // validate checks the plugin's flags; kubectl's own are checked when the client is made.

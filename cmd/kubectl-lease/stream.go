@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,7 +18,8 @@ import (
 // before it prints: the first rows show at once, and the rest print in pages.
 const streamFlushAfter = 50 * time.Millisecond
 
-// streamSilence is how long a streamed list may send nothing before the plugin pages instead.
+// streamSilence is how long a streamed list may send nothing: before its first event the
+// plugin pages instead; after, it gives up (paging then would print rows twice).
 const streamSilence = 10 * time.Second
 
 // stream lists kind k as a watch that sends the initial objects and then a bookmark marking
@@ -37,12 +39,10 @@ func (s *source) stream(ctx context.Context, k lock.Kind, ns, selector string, p
 	}
 	defer w.Stop()
 	var batch []*lock.Lease
-	delivered := false
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
-		delivered = true
 		err := page(batch)
 		batch = nil
 		return err
@@ -50,27 +50,34 @@ func (s *source) stream(ctx context.Context, k lock.Kind, ns, selector string, p
 	timer := time.NewTimer(streamFlushAfter)
 	defer timer.Stop()
 	// A server that took the watch but sends nothing at all does not stream lists (even an
-	// empty list ends in its bookmark): page instead.
-	silent := time.NewTimer(streamSilence)
+	// empty list ends in its bookmark): page instead. One that stops sending before the
+	// bookmark has failed.
+	silence := s.silence
+	if silence == 0 {
+		silence = streamSilence
+	}
+	silent := time.NewTimer(silence)
 	defer silent.Stop()
+	seen := false
 	for {
 		select {
 		case <-ctx.Done():
 			return "", true, ctx.Err()
 		case <-silent.C:
-			if !delivered && len(batch) == 0 {
+			if !seen {
 				return "", false, nil
 			}
+			return "", true, lockError("list", k, ns, "", errStreamStalled)
 		case <-timer.C:
 			if err := flush(); err != nil {
 				return "", true, err
 			}
 			timer.Reset(streamFlushAfter)
 		case ev, ok := <-w.ResultChan():
-			silent.Stop()
+			silent.Reset(silence)
 			switch {
 			case !ok || ev.Type == watch.Error:
-				if delivered || len(batch) > 0 {
+				if seen {
 					return "", true, lockError("list", k, ns, "", streamError(ev, ok))
 				}
 				return "", false, nil // not streamed: page instead
@@ -83,6 +90,7 @@ func (s *source) stream(ctx context.Context, k lock.Kind, ns, selector string, p
 			case ev.Type != watch.Added:
 				continue // the initial objects come ADDED; later changes are -w's
 			}
+			seen = true
 			if l, isLock := project(k, ev.Object); isLock {
 				batch = append(batch, l)
 			}
@@ -102,8 +110,7 @@ func streamError(ev watch.Event, open bool) error {
 	return apierrors.FromObject(ev.Object)
 }
 
-var errStreamClosed = apierrors.NewInternalError(errClosed{})
-
-type errClosed struct{}
-
-func (errClosed) Error() string { return "the API server closed the streaming list before its end" }
+var (
+	errStreamClosed  = apierrors.NewInternalError(errors.New("the API server closed the streaming list before its end"))
+	errStreamStalled = apierrors.NewInternalError(errors.New("the API server stopped sending the streaming list before its end"))
+)

@@ -3,17 +3,19 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/cli-runtime/pkg/printers"
 )
 
 // table prints rows as kubectl get does (upper-case headers, columns three spaces apart,
-// -o wide's columns only when asked, terminal escapes in cells defused), but keeps its
-// column widths from one call to the next: the pages of a long list and the rows -w adds
-// line up under the first page's header instead of each being aligned on its own.
+// -o wide's columns only when asked), with every control character in a cell written out
+// (esc), and keeps its column widths from one call to the next, growing a column only when
+// a wider value arrives: the pages of a long list and the rows -w adds stay in the first
+// page's columns unless a later value does not fit.
 type table struct {
 	w         io.Writer
 	cols      []metav1.TableColumnDefinition
@@ -51,7 +53,7 @@ func (t *table) print(rows [][]any) error {
 		for j := range t.cols {
 			s := ""
 			if j < len(r) {
-				s = printers.EscapeTerminal(fmt.Sprint(r[j]))
+				s = esc(fmt.Sprint(r[j]))
 			}
 			cells[i] = append(cells[i], s)
 		}
@@ -104,3 +106,25 @@ func (t *table) line(b *strings.Builder, cells []string) {
 	}
 	b.WriteByte('\n')
 }
+
+// esc writes out every control character of s (C0, DEL and C1: a newline, a backspace, an
+// escape or a CSI) as \xNN or \uNNNN, so nothing a cluster object holds (a holder identity
+// is any string) can add a row, move the cursor or overwrite what the table says.
+func esc(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if !unicode.IsControl(r) {
+			b.WriteRune(r)
+			continue
+		}
+		q := strconv.QuoteRune(r)
+		b.WriteString(q[1 : len(q)-1])
+	}
+	return b.String()
+}
+
+// oneLine is an error message on one line: its control characters written out.
+func oneLine(s string) string { return esc(s) }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,7 +19,7 @@ import (
 // resource version and observes each change live (lock.Observation, live), so a lock is
 // judged by when its record was seen to change, never by the holder's clock, and the
 // holder's skew is measured on the renewals it sees. It prints a row when a lock's holder,
-// standing or skew judgement changes, not on every renewal; a tick re-judges every lock each
+// standing or skew judgement changes, not on every renewal; a tick re-judges every lock four times a
 // second, since a lock expires without any write.
 
 // change is one watched change of a lock, or the end of a relist.
@@ -45,17 +46,15 @@ type shownState struct {
 // takes milliseconds.
 const rejudgeEvery = 250 * time.Millisecond
 
+// maxWatchBackoff bounds the wait before a failed watch is reopened.
+const maxWatchBackoff = 30 * time.Second
+
 func watchLocks(ctx context.Context, o *options, out *listOutput, src *source, ns string, versions map[lock.Kind]string) error {
 	changes := make(chan change)
 	for k, rv := range versions {
 		go src.watchKind(ctx, k, ns, o.selector, rv, changes)
 	}
-	seen := out.seen
-	shown := map[lockKey]shownState{}
-	at, _, _ := src.clock.now()
-	for key, rec := range seen {
-		shown[key] = stateOf(judge(rec, at), rec)
-	}
+	seen, shown := out.seen, out.shown
 	tick := time.NewTicker(rejudgeEvery)
 	defer tick.Stop()
 	for {
@@ -64,6 +63,9 @@ func watchLocks(ctx context.Context, o *options, out *listOutput, src *source, n
 			return nil
 		case c := <-changes:
 			if c.err != nil {
+				if ctx.Err() != nil {
+					return nil // interrupted while a watch was reopening
+				}
 				return c.err
 			}
 			at, _, _ := src.clock.now()
@@ -150,19 +152,41 @@ func (s *source) watchKind(ctx context.Context, k lock.Kind, ns, selector, rv st
 			return false
 		}
 	}
+	backoff := time.Second
+	pause := func() bool { // a watch that keeps failing is not reopened in a hot loop
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(backoff):
+			backoff = min(2*backoff, maxWatchBackoff)
+			return true
+		}
+	}
 	for ctx.Err() == nil {
 		opts := metav1.ListOptions{LabelSelector: selector, ResourceVersion: rv, AllowWatchBookmarks: true}
 		w, err := s.watch(ctx, k, ns, opts)
-		if err != nil {
+		switch {
+		case apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err):
 			send(change{err: lockError("watch", k, ns, "", err)})
 			return
-		}
-		rv = s.drain(ctx, k, w, rv, send)
-		w.Stop()
-		select { // a watch the server keeps closing is not reopened in a hot loop
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Second):
+		case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
+			rv = "" // too old to resume: relist below
+		case err != nil:
+			// The API server restarting, a network blip: try again, as the exporter does.
+			if !pause() {
+				return
+			}
+			continue
+		default:
+			started := time.Now()
+			rv = s.drain(ctx, k, w, rv, send)
+			w.Stop()
+			if time.Since(started) > time.Minute {
+				backoff = time.Second // it served a while: the server ended it, nothing failed
+			}
+			if !pause() {
+				return
+			}
 		}
 		if rv == "" { // expired: relist, then watch from the list
 			relisted := map[lockKey]bool{}
@@ -175,9 +199,16 @@ func (s *source) watchKind(ctx context.Context, k lock.Kind, ns, selector, rv st
 				}
 				return nil
 			})
-			if err != nil {
+			var ae *apiError
+			switch {
+			case err != nil && errors.As(err, &ae) && (apierrors.IsForbidden(ae.err) || apierrors.IsUnauthorized(ae.err)):
 				send(change{err: err})
 				return
+			case err != nil:
+				if !pause() {
+					return
+				}
+				continue // rv is still "": relist again
 			}
 			if !send(change{kind: k, relisted: relisted}) {
 				return
