@@ -85,7 +85,12 @@ func ago(t *time.Time, at time.Time) string {
 	if t == nil {
 		return "<none>"
 	}
-	d := at.Sub(*t)
+	return human(at.Sub(*t))
+}
+
+// human formats a duration as kubectl's AGE column does, with tenths below 10 s; a negative
+// one is "in" that long.
+func human(d time.Duration) string {
 	switch {
 	case d < 0:
 		return "in " + duration.HumanDuration(-d)

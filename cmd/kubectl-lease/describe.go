@@ -229,7 +229,4 @@ func (d *describer) history(detail *statuspage.Detail, where string, err error) 
 }
 
 // seconds formats a duration in seconds as the list's ages are.
-func seconds(s float64) string {
-	t := time.Unix(0, 0)
-	return ago(&t, t.Add(time.Duration(s*float64(time.Second))))
-}
+func seconds(s float64) string { return human(time.Duration(s * float64(time.Second))) }

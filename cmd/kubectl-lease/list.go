@@ -76,7 +76,7 @@ type listOutput struct {
 
 func newListOutput(o *options, clock *serverClock) *listOutput {
 	out := &listOutput{o: o, clock: clock, out: o.streams.Out}
-	if c, ok := classNamed(o.class); ok {
+	if c, ok := lock.ClassNamed(o.class); ok {
 		out.filter = &c
 	} else {
 		nodes := lock.ClassNodeHeartbeat

@@ -34,7 +34,7 @@ func run(ctx context.Context, args []string, streams genericiooptions.IOStreams)
 	case ctx.Err() != nil:
 		return 130
 	case err != nil:
-		fmt.Fprintln(streams.ErrOut, "error: "+oneLine(explain(err)))
+		fmt.Fprintln(streams.ErrOut, "error: "+esc(explain(err)))
 		return 1
 	}
 	return 0

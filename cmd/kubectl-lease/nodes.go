@@ -66,11 +66,9 @@ func (s *nodeSummary) print(w io.Writer, at time.Time) error {
 		j := judge(l, at)
 		expired := "<none>"
 		if past, ok := l.PastExpiry(atµ); ok {
-			expired = ago(ptrTo(at.Add(-time.Duration(past)*time.Microsecond)), at) + " ago"
+			expired = human(time.Duration(past)*time.Microsecond) + " ago"
 		}
 		rows = append(rows, []any{j.Name, orNone(j.Holder), j.Standing, ago(j.ObservedRenewTime, at), expired})
 	}
 	return newTable(w, overdueColumns, false, false).print(rows)
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -83,7 +83,7 @@ func (o *options) validate() error {
 		return err
 	}
 	if o.class != "" {
-		if _, ok := classNamed(o.class); !ok {
+		if _, ok := lock.ClassNamed(o.class); !ok {
 			return fmt.Errorf("unknown --class %q: use %s", o.class, listClasses())
 		}
 	}
@@ -127,16 +127,6 @@ func (o *options) namespace() (string, error) {
 		return "", fmt.Errorf("reading the namespace from your kubeconfig: %w", err)
 	}
 	return ns, nil
-}
-
-// classNamed returns the class whose label value is name.
-func classNamed(name string) (lock.Class, bool) {
-	for _, c := range lock.Classes {
-		if c.String() == name {
-			return c, true
-		}
-	}
-	return 0, false
 }
 
 func listClasses() string {

@@ -125,6 +125,3 @@ func esc(s string) string {
 	}
 	return b.String()
 }
-
-// oneLine is an error message on one line: its control characters written out.
-func oneLine(s string) string { return esc(s) }

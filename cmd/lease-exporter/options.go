@@ -311,11 +311,11 @@ func splitList(s string) []string {
 func parseClasses(s string) ([]lock.Class, error) {
 	var out []lock.Class
 	for _, name := range splitList(s) {
-		i := slices.IndexFunc(lock.Classes[:], func(c lock.Class) bool { return c.String() == name })
-		if i < 0 {
+		c, ok := lock.ClassNamed(name)
+		if !ok {
 			return nil, fmt.Errorf("invalid --history.classes %q: unknown class %q; use %s", s, name, classNames(lock.Classes[:]))
 		}
-		out = append(out, lock.Classes[i])
+		out = append(out, c)
 	}
 	return out, nil
 }
