@@ -72,5 +72,9 @@
       'exporter-health.json': 'now-6h',
       'fleet-overview.json': 'now-6h',
     },
+    // The Perses project the Perses dashboards belong to (metadata.project of each Dashboard;
+    // the PersesDashboard resources take their namespace instead, which the operator uses as
+    // the project).
+    persesProject: 'lease-exporter',
   },
 }

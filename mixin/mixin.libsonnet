@@ -9,4 +9,6 @@
   // alerts that read them (alerts/participants.libsonnet; docs/alerts.md).
   prometheusRules+:: { groups+: [] },
   grafanaDashboards+:: (import 'dashboards/dashboards.libsonnet')($._config),
+  // The same dashboards for Perses, translated from grafanaDashboards (docs/dashboards.md).
+  persesDashboards+:: (import 'dashboards/perses.libsonnet')($._config, $.grafanaDashboards),
 }

@@ -9,7 +9,9 @@
 //	                                            write another _config's rendering in mixtool's
 //	                                            layout: DIR/prometheus_alerts.yaml,
 //	                                            DIR/prometheus_rules.yaml, DIR/dashboards_out/,
-//	                                            and DIR/prometheusrule.yaml for the operator
+//	                                            and DIR/prometheusrule.yaml for the operator;
+//	                                            DIR/perses_dashboards_out/ and
+//	                                            DIR/persesdashboards.yaml for Perses
 //
 // `make generate` runs the first, `make mixin CONFIG=... OUT=...` the second; the tests in
 // this directory render in memory with the same code and fail when a committed file differs.
@@ -49,7 +51,7 @@ func run(root, config, out string) error {
 		files = ShippedFiles(r)
 		out = root
 		// Dashboards the mixin no longer renders must not linger in any dashboards directory.
-		for _, dir := range dashboardDirs {
+		for _, dir := range append(append([]string{}, dashboardDirs...), persesDirs...) {
 			old, _ := filepath.Glob(filepath.Join(root, dir, "*.json"))
 			for _, f := range old {
 				if _, ok := files[filepath.Join(dir, filepath.Base(f))]; !ok {
@@ -66,6 +68,10 @@ func run(root, config, out string) error {
 		for _, n := range r.DashboardNames() {
 			files[filepath.Join("dashboards_out", n)] = r.Dashboards[n]
 		}
+		for _, n := range r.PersesNames() {
+			files[filepath.Join("perses_dashboards_out", n)] = r.Perses[n]
+		}
+		files["persesdashboards.yaml"] = r.PersesDashboards
 	}
 	for rel, b := range files {
 		p := filepath.Join(out, rel)
@@ -89,6 +95,16 @@ var dashboardDirs = []string{
 	"deploy/kustomize/components/prometheus-operator/dashboards",
 }
 
+// persesDirs hold the Perses dashboards: dashboards/perses/ for Perses users (percli apply),
+// and the chart's copy, from which its template writes PersesDashboard resources.
+var persesDirs = []string{
+	"dashboards/perses",
+	"deploy/helm/lease-exporter/perses",
+}
+
+// persesDashboardFile is the Kustomize component's PersesDashboard resources.
+const persesDashboardFile = "deploy/kustomize/components/perses/persesdashboards.yaml"
+
 // prometheusRuleFiles hold the PrometheusRule: the Kustomize resource, and the chart's copy
 // (whose spec its template uses), for the same reason.
 var prometheusRuleFiles = []string{
@@ -109,5 +125,11 @@ func ShippedFiles(r *Rendering) map[string][]byte {
 			files[filepath.Join(dir, n)] = b
 		}
 	}
+	for _, dir := range persesDirs {
+		for n, b := range r.Perses {
+			files[filepath.Join(dir, n)] = b
+		}
+	}
+	files[persesDashboardFile] = r.PersesDashboards
 	return files
 }

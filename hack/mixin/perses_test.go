@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The renderings every Perses test checks: the shipped defaults, and multi-cluster mode with
+// another cluster label and the status-page link (the fleet overview and the single-cluster
+// variable exist only there).
+var persesConfigs = map[string]string{
+	"default":       "",
+	"multi-cluster": `{ showMultiCluster: true, clusterLabel: 'k8s_cluster', statusPageURL: 'https://lease-exporter.{{ $labels.k8s_cluster }}.example' }`,
+}
+
+// pluginPath assembles (or reuses from the cache) the Perses plugins with their real CUE
+// schemas: hack/perses/plugins.sh, which needs npm and the Go module proxy.
+func pluginPath(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(repoRoot, "hack", "perses", "plugins.sh"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("hack/perses/plugins.sh: %v\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1]
+}
+
+// percli runs Perses' CLI v0.52.0, pinned as a tool of the hack/perses module (built by the
+// go command on first use and cached like any build), and returns its combined output.
+func percli(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	abs, err := filepath.Abs(filepath.Join(repoRoot, "hack", "perses"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", append([]string{"-C", abs, "tool", "percli"}, args...)...)
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GONOSUMDB=github.com/perses/plugins", "GOFLAGS=-mod=readonly")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// lint runs `percli lint --plugin.path` on one file or a directory. Without --plugin.path
+// percli validates no plugin spec at all and still reports success, so the path is required.
+func lint(t *testing.T, plugins, flag, path string) (string, error) {
+	return percli(t, "lint", flag, path, "--plugin.path", plugins)
+}
+
+// TestPersesDashboardsPassPercliLint: every Perses dashboard of every rendering validates
+// against the real schemas of the plugins it uses (panels, queries, variables).
+func TestPersesDashboardsPassPercliLint(t *testing.T) {
+	plugins := pluginPath(t)
+	for name, override := range persesConfigs {
+		r := render(t, override)
+		dir := t.TempDir()
+		for _, n := range r.PersesNames() {
+			if err := os.WriteFile(filepath.Join(dir, n), r.Perses[n], 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if out, err := lint(t, plugins, "-d", dir); err != nil || !strings.Contains(out, "look good") {
+			t.Errorf("%s rendering: percli lint failed (%v):\n%s", name, err, out)
+		} else {
+			t.Logf("%s rendering: %d Perses dashboards pass percli lint", name, len(r.Perses))
+		}
+	}
+}
+
+// TestPercliLintCatchesBrokenDashboards proves the lint above validates: a query of an
+// unknown kind, a panel of an unknown kind and an empty query each fail it, and say why.
+func TestPercliLintCatchesBrokenDashboards(t *testing.T) {
+	plugins := pluginPath(t)
+	good := render(t, "").Perses["leases-overview.json"]
+	for _, c := range []struct {
+		name, want string
+		breakIt    func(panel map[string]any)
+	}{
+		{"query kind", "schema not found for plugin PrometheusRangeQuery", func(p map[string]any) {
+			firstQuery(p)["kind"] = "PrometheusRangeQuery"
+		}},
+		{"panel kind", "schema not found for plugin BarGauge", func(p map[string]any) {
+			p["spec"].(map[string]any)["plugin"].(map[string]any)["kind"] = "BarGauge"
+		}},
+		{"empty query", "strings.MinRunes(1)", func(p map[string]any) {
+			firstQuery(p)["spec"].(map[string]any)["query"] = ""
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var d map[string]any
+			if err := json.Unmarshal(good, &d); err != nil {
+				t.Fatal(err)
+			}
+			panels := d["spec"].(map[string]any)["panels"].(map[string]any)
+			for _, k := range sortedKeys(panels) {
+				c.breakIt(panels[k].(map[string]any))
+				break
+			}
+			b, _ := json.Marshal(d)
+			f := filepath.Join(t.TempDir(), "broken.json")
+			if err := os.WriteFile(f, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, err := lint(t, plugins, "-f", f)
+			if err == nil || !strings.Contains(out, c.want) {
+				t.Errorf("percli lint of a dashboard with a broken %s: err=%v, want a failure saying %q:\n%s", c.name, err, c.want, out)
+			}
+		})
+	}
+}
+
+// firstQuery returns a panel's first query's plugin.
+func firstQuery(panel map[string]any) map[string]any {
+	qs := panel["spec"].(map[string]any)["queries"].([]any)
+	return qs[0].(map[string]any)["spec"].(map[string]any)["plugin"].(map[string]any)
+}
+
+func sortedKeys(m map[string]any) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// TestPersesDashboardsAreTheGrafanaOnes: each Perses dashboard is its Grafana twin, not a
+// second hand-written copy: the same panels (titles and places), every panel's queries and
+// legends in the same order, and the same variables with the same label_values queries, in
+// every rendering.
+func TestPersesDashboardsAreTheGrafanaOnes(t *testing.T) {
+	type grafana struct {
+		UID        string
+		Templating struct {
+			List []struct{ Name, Type, Query string }
+		}
+		Panels []struct {
+			Type, Title string
+			GridPos     struct{ X, Y, W, H int }
+			Targets     []struct {
+				Expr, LegendFormat string
+				Hide               bool
+			}
+		}
+	}
+	type perses struct {
+		Metadata struct{ Name, Project string }
+		Spec     struct {
+			Variables []struct {
+				Spec struct {
+					Name   string
+					Plugin struct {
+						Kind string
+						Spec struct {
+							LabelName string
+							Matchers  []string
+						}
+					}
+				}
+			}
+			Panels map[string]struct {
+				Spec struct {
+					Display struct{ Name string }
+					Queries []struct {
+						Spec struct {
+							Plugin struct {
+								Spec struct{ Query, SeriesNameFormat string }
+							}
+						}
+					}
+				}
+			}
+			Layouts []struct {
+				Spec struct {
+					Items []struct {
+						X, Y, Width, Height int
+						Content             struct {
+							Ref string `json:"$ref"`
+						}
+					}
+				}
+			}
+		}
+	}
+	for name, override := range persesConfigs {
+		r := render(t, override)
+		if len(r.Perses) != len(r.Dashboards) {
+			t.Errorf("%s: %d Perses dashboards for %d Grafana ones", name, len(r.Perses), len(r.Dashboards))
+		}
+		for _, file := range r.DashboardNames() {
+			var g grafana
+			var p perses
+			if err := json.Unmarshal(r.Dashboards[file], &g); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(r.Perses[file], &p); err != nil {
+				t.Fatalf("%s: no Perses twin of %s: %v", name, file, err)
+			}
+			if p.Metadata.Name != g.UID || p.Metadata.Project != "lease-exporter" {
+				t.Errorf("%s %s: Perses name/project %s/%s, want %s/lease-exporter", name, file, p.Metadata.Project, p.Metadata.Name, g.UID)
+			}
+			var wantVars, gotVars []string
+			for _, v := range g.Templating.List {
+				if v.Type == "query" {
+					wantVars = append(wantVars, v.Name+" "+v.Query)
+				}
+			}
+			for _, v := range p.Spec.Variables {
+				s := v.Spec.Plugin.Spec
+				q := "label_values(" + s.LabelName + ")"
+				if len(s.Matchers) == 1 {
+					q = "label_values(" + s.Matchers[0] + ", " + s.LabelName + ")"
+				}
+				gotVars = append(gotVars, v.Spec.Name+" "+q)
+			}
+			if !slices.Equal(gotVars, wantVars) {
+				t.Errorf("%s %s: Perses variables\n  %q\nwant the Grafana ones\n  %q", name, file, gotVars, wantVars)
+			}
+			if len(p.Spec.Layouts) != 1 || len(p.Spec.Layouts[0].Spec.Items) != len(g.Panels) || len(p.Spec.Panels) != len(g.Panels) {
+				t.Errorf("%s %s: Perses has %d panels, Grafana %d", name, file, len(p.Spec.Panels), len(g.Panels))
+				continue
+			}
+			for i, gp := range g.Panels {
+				item := p.Spec.Layouts[0].Spec.Items[i]
+				pp := p.Spec.Panels[strings.TrimPrefix(item.Content.Ref, "#/spec/panels/")]
+				if pp.Spec.Display.Name != gp.Title || [4]int{item.X, item.Y, item.Width, item.Height} != [4]int{gp.GridPos.X, gp.GridPos.Y, gp.GridPos.W, gp.GridPos.H} {
+					t.Errorf("%s %s: Perses panel %d is %q at %v, Grafana's %q at %v", name, file, i, pp.Spec.Display.Name,
+						[4]int{item.X, item.Y, item.Width, item.Height}, gp.Title, gp.GridPos)
+					continue
+				}
+				var want, got []string
+				for _, tg := range gp.Targets {
+					if !tg.Hide {
+						want = append(want, tg.Expr)
+					}
+				}
+				for _, q := range pp.Spec.Queries {
+					got = append(got, q.Spec.Plugin.Spec.Query)
+					if gp.Type != "table" && q.Spec.Plugin.Spec.SeriesNameFormat != gp.Targets[len(got)-1].LegendFormat {
+						t.Errorf("%s %s panel %q: legend %q, Grafana's %q", name, file, gp.Title, q.Spec.Plugin.Spec.SeriesNameFormat, gp.Targets[len(got)-1].LegendFormat)
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("%s %s panel %q: Perses queries differ from Grafana's:\n  %q\n  %q", name, file, gp.Title, got, want)
+				}
+			}
+		}
+	}
+}
