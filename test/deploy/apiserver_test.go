@@ -50,7 +50,7 @@ func (e *apiEnv) kubectlErr(t *testing.T, args ...string) (string, string, error
 }
 
 // TestAgainstAPIServer validates every rendering with the real kube-apiserver (server-side
-// dry-run against the real OpenAPI schemas and the vendored prometheus-operator CRDs), checks
+// dry-run against the real OpenAPI schemas and the vendored prometheus-operator and Perses operator CRDs), checks
 // Pod Security "restricted" admission, the effective RBAC rights of the ServiceAccount, and
 // runs the release binary with that ServiceAccount's token until it exports lease_info.
 func TestAgainstAPIServer(t *testing.T) {
@@ -75,7 +75,7 @@ func TestAgainstAPIServer(t *testing.T) {
 	// ("conditions accessor error: <nil>") instead of waiting: retry until it can wait.
 	for end := time.Now().Add(60 * time.Second); ; time.Sleep(500 * time.Millisecond) {
 		stdout, stderr, err := e.kubectlErr(t, "wait", "--for=condition=Established", "--timeout=60s",
-			"crd/servicemonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com")
+			"crd/servicemonitors.monitoring.coreos.com", "crd/prometheusrules.monitoring.coreos.com", "crd/persesdashboards.perses.dev")
 		if err == nil {
 			break
 		}

@@ -29,6 +29,7 @@ var variants = []variant{
 	{overlay: "annotation-locks", helmArgs: []string{"--set", "locks.configMaps=true,locks.endpoints=true"}},
 	{overlay: "control-plane-locks", helmArgs: []string{"-f", "deploy/helm/lease-exporter/examples/control-plane-locks.yaml"}},
 	{overlay: "prometheus-operator", helmArgs: []string{"--set", "serviceMonitor.enabled=true,prometheusRule.enabled=true,dashboards.enabled=true"}},
+	{overlay: "perses", helmArgs: []string{"--set", "dashboards.perses.enabled=true"}},
 }
 
 // TestEveryOverlayHasAHelmTwin keeps the variants table complete: a new overlay must say which
@@ -50,6 +51,7 @@ func TestHelmLint(t *testing.T) {
 	for _, args := range [][]string{
 		nil,
 		{"--set", "serviceMonitor.enabled=true,prometheusRule.enabled=true,dashboards.enabled=true"},
+		{"--set", "dashboards.perses.enabled=true"},
 		{"--set", "sharding.totalShards=3,replicaCount=1"},
 		{"--set-json", `watch.namespaces=["a","b"]`},
 		{"--set", "webConfig.secretName=web,webConfig.tls=true,webConfig.basicAuth=true,serviceMonitor.enabled=true"},
