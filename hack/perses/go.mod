@@ -3,7 +3,6 @@ module github.com/lease-exporter/lease-exporter/hack/perses
 go 1.26.8
 
 require (
-	github.com/perses/plugins/gaugechart v0.10.0
 	github.com/perses/plugins/markdown v0.9.0
 	github.com/perses/plugins/prometheus v0.53.4
 	github.com/perses/plugins/statchart v0.10.0

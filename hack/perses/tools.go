@@ -8,7 +8,6 @@
 package perses
 
 import (
-	_ "github.com/perses/plugins/gaugechart/sdk/go"
 	_ "github.com/perses/plugins/markdown/sdk/go"
 	_ "github.com/perses/plugins/prometheus/sdk/go/query"
 	_ "github.com/perses/plugins/statchart/sdk/go"

@@ -4,14 +4,17 @@
 // layout and multi-cluster mode. Nothing here restates a query.
 //
 // The panels map to the Perses plugins whose schemas these machines can get (Prometheus,
-// TimeSeriesChart, StatChart, GaugeChart; hack/perses/plugins.sh says why the others are
-// missing):
+// TimeSeriesChart, StatChart; hack/perses/plugins.sh says why Table, BarChart and
+// StatusHistoryChart are missing):
 //   timeseries      -> TimeSeriesChart
 //   stat            -> StatChart (value mappings, thresholds, the calculation)
-//   bargauge        -> GaugeChart, one gauge per series (Perses 0.52's BarChart has no schemas here)
-//   state-timeline  -> TimeSeriesChart of the same 0/1 series, one line per holder
+//   bargauge        -> StatChart, one value per series under its legend: the top-10 lists
+//                      stay readable, which ten gauges in one panel are not
+//   state-timeline  -> TimeSeriesChart of the same 0/1 series, one line per holder, named
+//                      by the labels the query keeps
 //   table           -> TimeSeriesChart with a table legend of each series' last value,
-//                      one series per row and query, named by the table's column title
+//                      one series per row and query, named by the row's labels and the
+//                      table's column title
 // docs/dashboards.md ("Perses") shows the result and lists what a table loses.
 function(c, grafana)
   local fmt(unit) = {
@@ -109,11 +112,10 @@ function(c, grafana)
     } },
   };
   local targets(p) = [t for t in std.get(p, 'targets', []) if !std.get(t, 'hide', false)];
+  local rowName(p) = std.join('/', ['{{' + l + '}}' for l in rowLabels(targets(p)[0].expr)]);
   local queries(p) =
-    if p.type == 'table' then
-      local labels = rowLabels(targets(p)[0].expr);
-      local row = std.join('/', ['{{' + l + '}}' for l in labels]);
-      [query(t.expr, row + ' · ' + columnTitle(p, t)) for t in targets(p)]
+    if p.type == 'table' then [query(t.expr, rowName(p) + ' · ' + columnTitle(p, t)) for t in targets(p)]
+    else if p.type == 'state-timeline' then [query(t.expr, rowName(p)) for t in targets(p)]
     else [query(t.expr, std.get(t, 'legendFormat', '')) for t in targets(p)];
 
   local yAxis(p) =
@@ -139,16 +141,11 @@ function(c, grafana)
     }
     else if p.type == 'table' then {
       kind: 'TimeSeriesChart',
-      spec: { legend: { position: 'right', mode: 'table', size: 'small', values: ['last-number'] }, yAxis: { format: formatOf(d) } },
+      spec: { legend: { position: 'bottom', mode: 'table', values: ['last-number'] }, yAxis: { format: formatOf(d) } },
     }
-    else if p.type == 'stat' then {
+    else if p.type == 'stat' || p.type == 'bargauge' then {
       kind: 'StatChart',
       spec: { calculation: calculation(p), format: formatOf(d) } + thresholds(p) + mappings(p),
-    }
-    else if p.type == 'bargauge' then {
-      kind: 'GaugeChart',
-      spec: { calculation: calculation(p), format: formatOf(d) } + thresholds(p)
-            + (if std.get(d, 'max', null) != null then { max: d.max } else {}),
     }
     else error 'perses.libsonnet: no Perses panel for the Grafana panel type %s (panel %s): map it here' % [p.type, p.title];
 
