@@ -41,6 +41,35 @@ type panelQuery struct {
 func TestDashboards(t *testing.T) {
 	env.Shared(t)
 	queries := listPanelQueries(t)
+	stageDashboardConditions(t)
+
+	staged := 0
+	for _, q := range queries {
+		if empty, err := queryEmpty(q.Expr); err != nil || empty {
+			t.Errorf("%s panel %q %s returned no data (err=%v):\n%s", q.File, q.Panel, q.RefID, err, q.Expr)
+			continue
+		}
+		// `count(...) or vector(0)` always answers; the staged condition must show up in the
+		// counted part itself, or the panel would read 0 with trouble right there.
+		if cond, ok := strings.CutSuffix(strings.TrimSpace(q.Expr), "or vector(0)"); ok {
+			staged++
+			if empty, err := queryEmpty(cond); err != nil || empty {
+				t.Errorf("%s panel %q %s shows only its `or vector(0)` fallback although the condition was staged (err=%v):\n%s",
+					q.File, q.Panel, q.RefID, err, q.Expr)
+			}
+		}
+	}
+	t.Logf("ran %d panel queries; %d of them also without their `or vector(0)` fallback", len(queries), staged)
+}
+
+// stageDashboardConditions stages what every panel of the dashboards is about, and waits
+// until Prometheus has scraped all of it: three elections (one of which fails over), a
+// released Lease nobody took over, LeaseCandidates mid-upgrade, node heartbeats of which one
+// stops (late, then expired), and a real kube-scheduler pair. TestDashboards runs every query
+// against it; the release tier's TestDashboardsDrawInPerses opens every dashboard over it.
+// Everything it starts stops, and every Lease it wrote is deleted, when t ends.
+func stageDashboardConditions(t *testing.T) {
+	t.Helper()
 	nodes := []string{"e2e-node-1", "e2e-node-2", "e2e-node-3", "e2e-node-dead"}
 	// Registered first so it runs last: after the kube-schedulers and heartbeats stopped and
 	// the diagnostics printed. Deleting the Leases ends their series, so no alert outlives
@@ -114,24 +143,6 @@ func TestDashboards(t *testing.T) {
 		waitProm(t, time.Minute, c.expr, c.ok)
 	}
 	time.Sleep(3 * scrapeInterval)
-
-	staged := 0
-	for _, q := range queries {
-		if empty, err := queryEmpty(q.Expr); err != nil || empty {
-			t.Errorf("%s panel %q %s returned no data (err=%v):\n%s", q.File, q.Panel, q.RefID, err, q.Expr)
-			continue
-		}
-		// `count(...) or vector(0)` always answers; the staged condition must show up in the
-		// counted part itself, or the panel would read 0 with trouble right there.
-		if cond, ok := strings.CutSuffix(strings.TrimSpace(q.Expr), "or vector(0)"); ok {
-			staged++
-			if empty, err := queryEmpty(cond); err != nil || empty {
-				t.Errorf("%s panel %q %s shows only its `or vector(0)` fallback although the condition was staged (err=%v):\n%s",
-					q.File, q.Panel, q.RefID, err, q.Expr)
-			}
-		}
-	}
-	t.Logf("ran %d panel queries; %d of them also without their `or vector(0)` fallback", len(queries), staged)
 }
 
 // listPanelQueries runs the project's dashcheck CLI (its own module, hence go run) for the

@@ -1,0 +1,441 @@
+//go:build release
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/lease-exporter/lease-exporter/internal/testenv/perses"
+)
+
+// The release tier's render: TestDashboardsDrawInPerses opens every shipped dashboard in a
+// real Perses (v0.52.0, hack/perses/build.sh) in headless Chromium, over the same staged
+// elections TestDashboards queries, and fails for every panel that does not draw data. It
+// also migrates each Grafana dashboard with `percli migrate` and renders that, so the
+// Grafana panels are seen drawing, not only queried.
+
+const (
+	chromiumPath = "/usr/bin/chromium" // Debian's, installed by hack/deps.sh
+	// The time range the dashboards are opened over: the staged data is minutes old.
+	persesRange = "15m"
+	// Tall enough that every panel is in view: Perses draws a panel only once it is visible.
+	browserWidth, browserHeight = 1600, 2600
+	projectShipped              = "lease-exporter"
+	projectMigrated             = "grafana-migrated"
+)
+
+// panelState is what the page shows of one panel, read from its DOM.
+type panelState struct {
+	Title   string `json:"title"`
+	Text    string `json:"text"`    // the panel's text without its title
+	Canvas  int    `json:"canvas"`  // charts draw on a canvas (ECharts)
+	Loading int    `json:"loading"` // skeletons and progress bars while queries run
+	Errors  int    `json:"errors"`  // error alerts or icons
+	// The panel's size on the page, in CSS pixels: a panel squeezed to nothing draws nothing
+	// a person can see, whatever its DOM holds.
+	Width  int `json:"width"`
+	Height int `json:"height"`
+}
+
+func (p panelState) noData() bool { return strings.Contains(p.Text, "No data") }
+func (p panelState) drew() bool {
+	return !p.noData() && p.Errors == 0 && p.Loading == 0 && p.visible() && (p.Canvas > 0 || strings.TrimSpace(p.Text) != "")
+}
+
+// visible: at least a 100×60 px panel (the smallest shipped one, 4 of 24 columns by 4 rows,
+// is about 250×120 at the browser's width).
+func (p panelState) visible() bool { return p.Width >= 100 && p.Height >= 60 }
+func (p panelState) settled() bool { return p.Loading == 0 && (p.drew() || p.noData() || p.Errors > 0) }
+
+// inspectPanels reads every panel of the page. Perses marks a panel section with
+// data-testid="panel" and titles it with an h6; charts count only if drawn at a visible size.
+const inspectPanels = `JSON.stringify(Array.from(document.querySelectorAll('section[data-testid="panel"]')).map(p => {
+  const h = p.querySelector('h6');
+  const title = h ? h.innerText.trim() : '';
+  let text = p.innerText || '';
+  if (title && text.startsWith(title)) text = text.slice(title.length);
+  return {
+    title: title,
+    text: text.trim().slice(0, 400),
+    canvas: Array.from(p.querySelectorAll('canvas')).filter(c => c.getBoundingClientRect().width >= 50 && c.getBoundingClientRect().height >= 30).length,
+    width: Math.round(p.getBoundingClientRect().width),
+    height: Math.round(p.getBoundingClientRect().height),
+    loading: p.querySelectorAll('.MuiSkeleton-root, [role="progressbar"]').length,
+    errors: p.querySelectorAll('[role="alert"], [data-testid="ErrorOutlineIcon"], [data-testid="AlertCircleIcon"], [data-testid="AlertCircleOutlineIcon"]').length,
+  };
+}))`
+
+// TestDashboardsDrawInPerses: every panel of every Perses dashboard, and of every Grafana
+// dashboard migrated by percli, draws data in a browser: none shows "No data" or an error.
+func TestDashboardsDrawInPerses(t *testing.T) {
+	env.Shared(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	tools, err := perses.Build(ctx, env.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stageDashboardConditions(t)
+	dir := t.TempDir()
+	srv, err := perses.Start(ctx, dir, tools, env.prom.URL, scrapeInterval)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Stop)
+	for _, p := range []string{projectShipped, projectMigrated} {
+		if err := srv.CreateProject(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	shots := screenshotDir(t)
+	b := newBrowser(t)
+	t.Run("the check sees No data and errors", func(t *testing.T) { checkSeesFailures(t, srv, b) })
+	// The lease-detail dashboard shows the Lease that failed over.
+	vars := map[string]map[string]string{"lease-exporter-lease-detail": {"namespace": detailNS, "lease": detailLease}}
+
+	shipped, _ := filepath.Glob(filepath.Join(env.root, "dashboards", "perses", "*.json"))
+	grafana, _ := filepath.Glob(filepath.Join(env.root, "dashboards", "*.json"))
+	if len(shipped) == 0 || len(shipped) != len(grafana) {
+		t.Fatalf("%d Perses dashboards for %d Grafana ones (run make generate)", len(shipped), len(grafana))
+	}
+	for _, f := range shipped {
+		d, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := dashboardName(t, d)
+		if err := srv.CreateDashboard(projectShipped, d); err != nil {
+			t.Fatalf("Perses refused %s: %v", f, err)
+		}
+		t.Run("perses/"+name, func(t *testing.T) {
+			panels := render(t, b, srv.DashboardURL(projectShipped, name, persesRange, vars[name]), countPanels(t, d))
+			requireDrawn(t, panels, nil)
+			b.screenshot(t, filepath.Join(shots, "perses-"+strings.TrimPrefix(name, "lease-exporter-")+".png"))
+		})
+	}
+	for _, f := range grafana {
+		migrated, err := srv.Migrate(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		migrated = withoutDatasourceVariable(t, migrated)
+		name := dashboardName(t, migrated)
+		if err := srv.CreateDashboard(projectMigrated, migrated); err != nil {
+			t.Fatalf("Perses refused the migrated %s: %v", f, err)
+		}
+		t.Run("grafana-migrated/"+name, func(t *testing.T) {
+			// What percli migrate cannot carry over it replaces by a Markdown panel saying
+			// so: exactly the Grafana panels Perses 0.52 has no migration for (tables, bar
+			// gauges, state timelines; docs/dashboards.md). Those are left out of the check.
+			placeholders, unsupported := markdownPanels(t, migrated), grafanaPanelsOfTypes(t, f, "table", "bargauge", "state-timeline")
+			if !slices.Equal(placeholders, unsupported) {
+				t.Errorf("percli migrate replaced %q by Markdown placeholders; expected exactly the Grafana panels it has no migration for: %q", placeholders, unsupported)
+			}
+			t.Logf("not carried over by percli migrate: %q", placeholders)
+			panels := render(t, b, srv.DashboardURL(projectMigrated, name, persesRange, vars[name]), countPanels(t, migrated))
+			requireDrawn(t, panels, placeholders)
+			b.screenshot(t, filepath.Join(shots, "perses-migrated-"+strings.TrimPrefix(name, "lease-exporter-")+".png"))
+		})
+	}
+}
+
+// checkSeesFailures proves the check can fail: on a dashboard of three panels, one whose
+// query returns nothing, one whose query Prometheus rejects and one that has data, only the
+// last counts as drawn.
+func checkSeesFailures(t *testing.T, srv *perses.Server, b *browser) {
+	panel := func(title, kind, query string) map[string]any {
+		return map[string]any{"kind": "Panel", "spec": map[string]any{
+			"display": map[string]any{"name": title},
+			"plugin":  map[string]any{"kind": kind, "spec": map[string]any{"calculation": "last-number"}},
+			"queries": []any{map[string]any{"kind": "TimeSeriesQuery", "spec": map[string]any{"plugin": map[string]any{
+				"kind": "PrometheusTimeSeriesQuery", "spec": map[string]any{"query": query}}}}},
+		}}
+	}
+	panels := map[string]any{
+		"empty":  panel("empty", "StatChart", `lease_held{lease="no-such-lease"}`),
+		"broken": panel("broken", "StatChart", `sum(lease_held`),
+		"chart":  panel("chart", "TimeSeriesChart", `lease_exporter_build_info`),
+		"stat":   panel("stat", "StatChart", `count(lease_held)`),
+	}
+	// TimeSeriesChart takes no calculation.
+	panels["chart"].(map[string]any)["spec"].(map[string]any)["plugin"] = map[string]any{"kind": "TimeSeriesChart", "spec": map[string]any{}}
+	var items []any
+	for i, k := range []string{"empty", "broken", "chart", "stat"} {
+		items = append(items, map[string]any{"x": 6 * i, "y": 0, "width": 6, "height": 6, "content": map[string]any{"$ref": "#/spec/panels/" + k}})
+	}
+	d, _ := json.Marshal(map[string]any{
+		"kind":     "Dashboard",
+		"metadata": map[string]any{"name": "check-the-check"},
+		"spec": map[string]any{"display": map[string]any{"name": "check the check"}, "duration": "15m", "panels": panels,
+			"layouts": []any{map[string]any{"kind": "Grid", "spec": map[string]any{"items": items}}}},
+	})
+	if err := srv.CreateDashboard(projectShipped, d); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]panelState{}
+	for _, p := range render(t, b, srv.DashboardURL(projectShipped, "check-the-check", persesRange, nil), len(panels)) {
+		got[p.Title] = p
+	}
+	if p := got["empty"]; !p.noData() || p.drew() {
+		t.Errorf("a panel whose query returns nothing: %+v, want No data and not drawn", p)
+	}
+	if p := got["broken"]; p.drew() || p.noData() {
+		t.Errorf("a panel whose query Prometheus rejects: %+v, want an error, not drawn", p)
+	}
+	for _, k := range []string{"chart", "stat"} {
+		if p := got[k]; !p.drew() {
+			t.Errorf("a %s panel with data: %+v, want drawn", k, p)
+		}
+	}
+	t.Logf("empty: %+v; broken: %+v", got["empty"], got["broken"])
+}
+
+// withoutDatasourceVariable removes what percli migrate makes of Grafana's datasource
+// variable: a placeholder StaticListVariable (values "grafana migration not supported", a
+// plugin these machines have no schemas for) that every query names as its datasource
+// ("${datasource}"). Without both, the queries use Perses' default datasource, which is what
+// a user migrating a one-Prometheus setup does by hand (docs/dashboards.md).
+func withoutDatasourceVariable(t *testing.T, d []byte) []byte {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(d, &v); err != nil {
+		t.Fatal(err)
+	}
+	spec := v["spec"].(map[string]any)
+	var vars []any
+	for _, x := range spec["variables"].([]any) {
+		if x.(map[string]any)["spec"].(map[string]any)["name"] != "datasource" {
+			vars = append(vars, x)
+		}
+	}
+	spec["variables"] = vars
+	removed := 0
+	var walk func(any)
+	walk = func(x any) {
+		switch x := x.(type) {
+		case map[string]any:
+			if ds, ok := x["datasource"].(map[string]any); ok && ds["name"] == "${datasource}" {
+				delete(x, "datasource")
+				removed++
+			}
+			for _, y := range x {
+				walk(y)
+			}
+		case []any:
+			for _, y := range x {
+				walk(y)
+			}
+		}
+	}
+	walk(spec)
+	if removed == 0 {
+		t.Errorf("percli migrate no longer names ${datasource} in any query: update withoutDatasourceVariable and docs/dashboards.md")
+	}
+	out, _ := json.Marshal(v)
+	return out
+}
+
+// requireDrawn fails for each panel, other than those titled in skip, that did not draw.
+func requireDrawn(t *testing.T, panels []panelState, skip []string) {
+	t.Helper()
+	drawn := 0
+	for _, p := range panels {
+		switch {
+		case slices.Contains(skip, p.Title):
+		case p.drew():
+			drawn++
+		case p.noData():
+			t.Errorf("panel %q shows No data", p.Title)
+		default:
+			t.Errorf("panel %q did not draw (errors %d, loading %d, canvas %d, %d×%d px): %q", p.Title, p.Errors, p.Loading, p.Canvas, p.Width, p.Height, p.Text)
+		}
+	}
+	t.Logf("%d of %d panels drew data", drawn, len(panels))
+}
+
+// render opens url and waits until the page shows want panels, each settled (drawn, "No
+// data" or an error), the same on two reads in a row; it returns them.
+func render(t *testing.T, b *browser, url string, want int) []panelState {
+	t.Helper()
+	if err := chromedp.Do(b.ctx, chromedp.EmulateViewport(browserWidth, browserHeight), chromedp.Navigate(url)); err != nil {
+		t.Fatalf("open %s: %v", url, err)
+	}
+	var last string
+	var panels []panelState
+	// The same settled state for 10 s: the UI retries a failed query (React Query: after 1,
+	// 2 and 4 s), so an early error, such as a datasource looked up before the datasource
+	// list arrived, must outlive those retries to count.
+	stable, resized := 0, false
+	deadline := time.Now().Add(2 * time.Minute)
+	for ; time.Now().Before(deadline); time.Sleep(2 * time.Second) {
+		raw, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](inspectPanels))
+		if err != nil {
+			t.Fatalf("read the panels of %s: %v", url, err)
+		}
+		panels = nil
+		if err := json.Unmarshal([]byte(raw), &panels); err != nil {
+			t.Fatal(err)
+		}
+		// react-grid-layout measures the grid's width when it mounts, and in a headless tab
+		// that first measurement can be 0: every panel then stacks in one column of no width
+		// (the DOM complete, nothing to see). A resize event makes it measure again, as
+		// resizing the window would; the size check in drew() catches it if it does not.
+		if len(panels) > 0 && !resized {
+			if _, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`window.dispatchEvent(new Event('resize'))`)); err != nil {
+				t.Fatal(err)
+			}
+			resized = true
+		}
+		settled := len(panels) == want
+		for _, p := range panels {
+			settled = settled && p.settled()
+		}
+		if settled && raw == last {
+			if stable++; stable >= 5 {
+				return panels
+			}
+		} else {
+			stable = 0
+		}
+		last = raw
+	}
+	t.Fatalf("%s: the panels did not settle for 10 s within 2 minutes (want %d panels): %+v", url, want, panels)
+	return nil
+}
+
+type browser struct{ ctx context.Context }
+
+// newBrowser starts headless Chromium with a fresh profile; it reaches only loopback.
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	if _, err := exec.LookPath(chromiumPath); err != nil {
+		t.Fatalf("%s not found (hack/deps.sh installs Debian's chromium): %v", chromiumPath, err)
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+		chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true), chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(browserWidth, browserHeight))
+	ctx, cancel := chromedp.NewContext(alloc)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	return &browser{ctx: ctx}
+}
+
+// screenshot writes the page down to its last panel as a PNG to path. It captures what the
+// viewport shows, clipped: a capture beyond the viewport (chromedp's FullScreenshot) resizes
+// the page while it draws, and Perses' grid re-lays its panels out at the wrong width.
+func (b *browser) screenshot(t *testing.T, path string) {
+	t.Helper()
+	bottom, err := chromedp.Run(b.ctx, chromedp.Evaluate[float64](
+		`Math.max(...Array.from(document.querySelectorAll('section[data-testid="panel"]')).map(p => p.getBoundingClientRect().bottom + window.scrollY))`))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	res, err := chromedp.Call(b.ctx, page.CaptureScreenshot, page.CaptureScreenshotParams{
+		Format: page.CaptureScreenshotFormatPng,
+		Clip:   &page.Viewport{X: 0, Y: 0, Width: browserWidth, Height: min(bottom+16, browserHeight), Scale: 1},
+	})
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	if err := os.WriteFile(path, res.Data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", path, len(res.Data))
+}
+
+// screenshotDir is SCREENSHOT_DIR when set (docs/images is refreshed that way), else a
+// directory under the system temp dir that outlives the test, so a run's screenshots can be
+// looked at afterwards.
+func screenshotDir(t *testing.T) string {
+	dir := os.Getenv("SCREENSHOT_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "lease-exporter-perses-screenshots")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshots go to %s", dir)
+	return dir
+}
+
+func dashboardName(t *testing.T, d []byte) string {
+	t.Helper()
+	var v struct{ Metadata struct{ Name string } }
+	if err := json.Unmarshal(d, &v); err != nil || v.Metadata.Name == "" {
+		t.Fatalf("not a Perses dashboard (%v): %.200s", err, d)
+	}
+	return v.Metadata.Name
+}
+
+type persesPanels struct {
+	Spec struct {
+		Panels map[string]struct {
+			Spec struct {
+				Display struct{ Name string }
+				Plugin  struct{ Kind string }
+			}
+		}
+	}
+}
+
+func countPanels(t *testing.T, d []byte) int {
+	t.Helper()
+	var v persesPanels
+	if err := json.Unmarshal(d, &v); err != nil {
+		t.Fatal(err)
+	}
+	return len(v.Spec.Panels)
+}
+
+// markdownPanels returns the titles of a Perses dashboard's Markdown panels, sorted.
+func markdownPanels(t *testing.T, d []byte) []string {
+	t.Helper()
+	var v persesPanels
+	if err := json.Unmarshal(d, &v); err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	for _, p := range v.Spec.Panels {
+		if p.Spec.Plugin.Kind == "Markdown" {
+			titles = append(titles, p.Spec.Display.Name)
+		}
+	}
+	slices.Sort(titles)
+	return titles
+}
+
+// grafanaPanelsOfTypes returns the titles of a Grafana dashboard's panels of the given types, sorted.
+func grafanaPanelsOfTypes(t *testing.T, file string, types ...string) []string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		Panels []struct{ Type, Title string }
+	}
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatal(err)
+	}
+	var titles []string
+	for _, p := range g.Panels {
+		if slices.Contains(types, p.Type) {
+			titles = append(titles, p.Title)
+		}
+	}
+	slices.Sort(titles)
+	return titles
+}
