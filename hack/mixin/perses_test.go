@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,10 +100,8 @@ func TestPercliLintCatchesBrokenDashboards(t *testing.T) {
 				t.Fatal(err)
 			}
 			panels := d["spec"].(map[string]any)["panels"].(map[string]any)
-			for _, k := range sortedKeys(panels) {
-				c.breakIt(panels[k].(map[string]any))
-				break
-			}
+			// The first panel by key, so every run breaks the same one.
+			c.breakIt(panels[slices.Sorted(maps.Keys(panels))[0]].(map[string]any))
 			b, _ := json.Marshal(d)
 			f := filepath.Join(t.TempDir(), "broken.json")
 			if err := os.WriteFile(f, b, 0o644); err != nil {
@@ -120,15 +119,6 @@ func TestPercliLintCatchesBrokenDashboards(t *testing.T) {
 func firstQuery(panel map[string]any) map[string]any {
 	qs := panel["spec"].(map[string]any)["queries"].([]any)
 	return qs[0].(map[string]any)["spec"].(map[string]any)["plugin"].(map[string]any)
-}
-
-func sortedKeys(m map[string]any) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
 }
 
 // TestPersesDashboardsAreTheGrafanaOnes: each Perses dashboard is its Grafana twin, not a

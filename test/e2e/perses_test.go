@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	testbrowser "github.com/lease-exporter/lease-exporter/internal/testenv/browser"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/perses"
 )
 
@@ -26,7 +26,6 @@ import (
 // Grafana panels are seen drawing, not only queried.
 
 const (
-	chromiumPath = "/usr/bin/chromium" // Debian's, installed by hack/deps.sh
 	// The time range the dashboards are opened over: the staged data is minutes old.
 	persesRange = "15m"
 	// Tall enough that every panel is in view: Perses draws a panel only once it is visible.
@@ -317,20 +316,10 @@ func render(t *testing.T, b *browser, url string, want int) []panelState {
 
 type browser struct{ ctx context.Context }
 
-// newBrowser starts headless Chromium with a fresh profile; it reaches only loopback.
+// newBrowser starts headless Chromium (internal/testenv/browser) with a window tall enough
+// for every panel.
 func newBrowser(t *testing.T) *browser {
-	t.Helper()
-	if _, err := exec.LookPath(chromiumPath); err != nil {
-		t.Fatalf("%s not found (hack/deps.sh installs Debian's chromium): %v", chromiumPath, err)
-	}
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(browserWidth, browserHeight))
-	ctx, cancel := chromedp.NewContext(alloc)
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	return &browser{ctx: ctx}
+	return &browser{ctx: testbrowser.Start(t, browserWidth, browserHeight)}
 }
 
 // screenshot writes the page down to its last panel as a PNG to path. It captures what the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,31 +15,21 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-)
 
-// chromiumPath is Debian's chromium, installed by hack/deps.sh.
-const chromiumPath = "/usr/bin/chromium"
+	testbrowser "github.com/lease-exporter/lease-exporter/internal/testenv/browser"
+)
 
 // hostileHolder tries to run a script wherever it is shown unescaped, then carries 10 KB of
 // multi-byte Unicode.
 var hostileHolder = `<script>window.pwned=1;document.title="pwned"</script><img src=x onerror="window.pwned=2">` +
 	strings.Repeat("ünïcødé✓🔒", 10240/len("ünïcødé✓🔒")+1)
 
-// browser starts headless Chromium with a fresh profile and no network of its own; the
-// context ends with the test.
+// browser starts headless Chromium (internal/testenv/browser) for one test, at most two
+// minutes long.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	if _, err := exec.LookPath(chromiumPath); err != nil {
-		t.Fatalf("%s not found (hack/deps.sh installs Debian's chromium): %v", chromiumPath, err)
-	}
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
-		chromedp.ExecPath(chromiumPath), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true), chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 800))
-	ctx, cancel := chromedp.NewContext(alloc)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(func() { cancelTimeout(); cancel(); cancelAlloc() })
+	ctx, cancel := context.WithTimeout(testbrowser.Start(t, 1400, 800), 2*time.Minute)
+	t.Cleanup(cancel)
 	return ctx
 }
 
