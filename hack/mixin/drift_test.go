@@ -43,7 +43,7 @@ func TestCommittedRenderingIsCurrent(t *testing.T) {
 			t.Errorf("%s differs from the mixin's rendering: %s\n%s", rel, fix, firstDiff(got, b))
 		}
 	}
-	for _, dir := range append(append([]string{}, dashboardDirs...), persesDirs...) {
+	for _, dir := range allDashboardDirs() {
 		have, _ := filepath.Glob(filepath.Join(repoRoot, dir, "*.json"))
 		for _, p := range have {
 			if _, ok := want[filepath.Join(dir, filepath.Base(p))]; !ok {

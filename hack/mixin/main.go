@@ -51,7 +51,7 @@ func run(root, config, out string) error {
 		files = ShippedFiles(r)
 		out = root
 		// Dashboards the mixin no longer renders must not linger in any dashboards directory.
-		for _, dir := range append(append([]string{}, dashboardDirs...), persesDirs...) {
+		for _, dir := range allDashboardDirs() {
 			old, _ := filepath.Glob(filepath.Join(root, dir, "*.json"))
 			for _, f := range old {
 				if _, ok := files[filepath.Join(dir, filepath.Base(f))]; !ok {
@@ -71,7 +71,7 @@ func run(root, config, out string) error {
 		for _, n := range r.PersesNames() {
 			files[filepath.Join("perses_dashboards_out", n)] = r.Perses[n]
 		}
-		files["persesdashboards.yaml"] = r.PersesDashboards
+		files["persesdashboards.yaml"] = r.PersesResources
 	}
 	for rel, b := range files {
 		p := filepath.Join(out, rel)
@@ -102,6 +102,11 @@ var persesDirs = []string{
 	"deploy/helm/lease-exporter/perses",
 }
 
+// allDashboardDirs are the directories of both kinds of dashboard JSON.
+func allDashboardDirs() []string {
+	return append(append([]string{}, dashboardDirs...), persesDirs...)
+}
+
 // persesDashboardFile is the Kustomize component's PersesDashboard resources.
 const persesDashboardFile = "deploy/kustomize/components/perses/persesdashboards.yaml"
 
@@ -130,6 +135,6 @@ func ShippedFiles(r *Rendering) map[string][]byte {
 			files[filepath.Join(dir, n)] = b
 		}
 	}
-	files[persesDashboardFile] = r.PersesDashboards
+	files[persesDashboardFile] = r.PersesResources
 	return files
 }

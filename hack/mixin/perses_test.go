@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -76,22 +77,31 @@ func TestPersesDashboardsPassPercliLint(t *testing.T) {
 }
 
 // TestPercliLintCatchesBrokenDashboards proves the lint above validates: a query of an
-// unknown kind, a panel of an unknown kind and an empty query each fail it, and say why.
+// unknown kind, a panel of an unknown kind, an empty query, a known panel with a spec its
+// schema refuses and a variable without its label each fail it, and say why.
 func TestPercliLintCatchesBrokenDashboards(t *testing.T) {
 	plugins := pluginPath(t)
 	good := render(t, "").Perses["leases-overview.json"]
 	for _, c := range []struct {
 		name, want string
-		breakIt    func(panel map[string]any)
+		breakIt    func(dashboard, panel map[string]any)
 	}{
-		{"query kind", "schema not found for plugin PrometheusRangeQuery", func(p map[string]any) {
+		{"query kind", "schema not found for plugin PrometheusRangeQuery", func(_, p map[string]any) {
 			firstQuery(p)["kind"] = "PrometheusRangeQuery"
 		}},
-		{"panel kind", "schema not found for plugin BarGauge", func(p map[string]any) {
+		{"panel kind", "schema not found for plugin BarGauge", func(_, p map[string]any) {
 			p["spec"].(map[string]any)["plugin"].(map[string]any)["kind"] = "BarGauge"
 		}},
-		{"empty query", "strings.MinRunes(1)", func(p map[string]any) {
+		{"empty query", "strings.MinRunes(1)", func(_, p map[string]any) {
 			firstQuery(p)["spec"].(map[string]any)["query"] = ""
+		}},
+		// What the translation writes into a known panel's spec is checked too.
+		{"panel spec", "calculation", func(_, p map[string]any) {
+			p["spec"].(map[string]any)["plugin"] = map[string]any{"kind": "StatChart", "spec": map[string]any{"calculation": "median"}}
+		}},
+		{"variable spec", "labelName", func(d, _ map[string]any) {
+			v := d["spec"].(map[string]any)["variables"].([]any)[0].(map[string]any)
+			v["spec"].(map[string]any)["plugin"].(map[string]any)["spec"].(map[string]any)["labelName"] = ""
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -101,7 +111,7 @@ func TestPercliLintCatchesBrokenDashboards(t *testing.T) {
 			}
 			panels := d["spec"].(map[string]any)["panels"].(map[string]any)
 			// The first panel by key, so every run breaks the same one.
-			c.breakIt(panels[slices.Sorted(maps.Keys(panels))[0]].(map[string]any))
+			c.breakIt(d, panels[slices.Sorted(maps.Keys(panels))[0]].(map[string]any))
 			b, _ := json.Marshal(d)
 			f := filepath.Join(t.TempDir(), "broken.json")
 			if err := os.WriteFile(f, b, 0o644); err != nil {
@@ -122,21 +132,45 @@ func firstQuery(panel map[string]any) map[string]any {
 }
 
 // TestPersesDashboardsAreTheGrafanaOnes: each Perses dashboard is its Grafana twin, not a
-// second hand-written copy: the same panels (titles and places), every panel's queries and
-// legends in the same order, and the same variables with the same label_values queries, in
-// every rendering.
+// second hand-written copy: the same panels (titles and places); every panel's queries in the
+// same order (less a table's date columns, which perses.libsonnet leaves out) with the same
+// legends (tables and state timelines name their rows by the query's labels instead of
+// Grafana's transformations); and the same variables, with the same label_values queries and
+// the same single, multiple and All choices, in every rendering.
 func TestPersesDashboardsAreTheGrafanaOnes(t *testing.T) {
+	type target struct {
+		Expr, LegendFormat, RefID string
+		Hide                      bool
+	}
 	type grafana struct {
 		UID        string
 		Templating struct {
-			List []struct{ Name, Type, Query string }
+			List []struct {
+				Name, Type, Query string
+				Multi, IncludeAll bool
+			}
 		}
 		Panels []struct {
 			Type, Title string
 			GridPos     struct{ X, Y, W, H int }
-			Targets     []struct {
-				Expr, LegendFormat string
-				Hide               bool
+			Targets     []target
+			FieldConfig struct {
+				Overrides []struct {
+					Matcher struct {
+						ID      string
+						Options any
+					}
+					Properties []struct {
+						ID    string
+						Value any
+					}
+				}
+			}
+			Transformations []struct {
+				ID      string
+				Options struct {
+					RenameByName map[string]string
+				}
 			}
 		}
 	}
@@ -145,8 +179,9 @@ func TestPersesDashboardsAreTheGrafanaOnes(t *testing.T) {
 		Spec     struct {
 			Variables []struct {
 				Spec struct {
-					Name   string
-					Plugin struct {
+					Name                         string
+					AllowMultiple, AllowAllValue bool
+					Plugin                       struct {
 						Kind string
 						Spec struct {
 							LabelName string
@@ -199,7 +234,7 @@ func TestPersesDashboardsAreTheGrafanaOnes(t *testing.T) {
 			var wantVars, gotVars []string
 			for _, v := range g.Templating.List {
 				if v.Type == "query" {
-					wantVars = append(wantVars, v.Name+" "+v.Query)
+					wantVars = append(wantVars, fmt.Sprintf("%s %s multiple=%t all=%t", v.Name, v.Query, v.Multi, v.IncludeAll))
 				}
 			}
 			for _, v := range p.Spec.Variables {
@@ -208,16 +243,22 @@ func TestPersesDashboardsAreTheGrafanaOnes(t *testing.T) {
 				if len(s.Matchers) == 1 {
 					q = "label_values(" + s.Matchers[0] + ", " + s.LabelName + ")"
 				}
-				gotVars = append(gotVars, v.Spec.Name+" "+q)
+				gotVars = append(gotVars, fmt.Sprintf("%s %s multiple=%t all=%t", v.Spec.Name, q, v.Spec.AllowMultiple, v.Spec.AllowAllValue))
 			}
 			if !slices.Equal(gotVars, wantVars) {
 				t.Errorf("%s %s: Perses variables\n  %q\nwant the Grafana ones\n  %q", name, file, gotVars, wantVars)
 			}
-			if len(p.Spec.Layouts) != 1 || len(p.Spec.Layouts[0].Spec.Items) != len(g.Panels) || len(p.Spec.Panels) != len(g.Panels) {
-				t.Errorf("%s %s: Perses has %d panels, Grafana %d", name, file, len(p.Spec.Panels), len(g.Panels))
+			panels := g.Panels[:0:0]
+			for _, gp := range g.Panels {
+				if gp.Type != "row" {
+					panels = append(panels, gp)
+				}
+			}
+			if len(p.Spec.Layouts) != 1 || len(p.Spec.Layouts[0].Spec.Items) != len(panels) || len(p.Spec.Panels) != len(panels) {
+				t.Errorf("%s %s: Perses has %d panels, Grafana %d", name, file, len(p.Spec.Panels), len(panels))
 				continue
 			}
-			for i, gp := range g.Panels {
+			for i, gp := range panels {
 				item := p.Spec.Layouts[0].Spec.Items[i]
 				pp := p.Spec.Panels[strings.TrimPrefix(item.Content.Ref, "#/spec/panels/")]
 				if pp.Spec.Display.Name != gp.Title || [4]int{item.X, item.Y, item.Width, item.Height} != [4]int{gp.GridPos.X, gp.GridPos.Y, gp.GridPos.W, gp.GridPos.H} {
@@ -225,22 +266,41 @@ func TestPersesDashboardsAreTheGrafanaOnes(t *testing.T) {
 						[4]int{item.X, item.Y, item.Width, item.Height}, gp.Title, gp.GridPos)
 					continue
 				}
-				var want, got []string
+				// A table column's title (organize's rename of "Value #<refId>") and its unit
+				// (a byName override).
+				dateColumn := func(tg target) bool {
+					title := "Value #" + tg.RefID
+					for _, tr := range gp.Transformations {
+						if n, ok := tr.Options.RenameByName[title]; tr.ID == "organize" && ok {
+							title = n
+						}
+					}
+					for _, o := range gp.FieldConfig.Overrides {
+						for _, prop := range o.Properties {
+							if o.Matcher.ID == "byName" && o.Matcher.Options == title && prop.ID == "unit" && strings.HasPrefix(fmt.Sprint(prop.Value), "dateTime") {
+								return true
+							}
+						}
+					}
+					return false
+				}
+				var want []target
 				for _, tg := range gp.Targets {
-					if !tg.Hide {
-						want = append(want, tg.Expr)
+					if !tg.Hide && !(gp.Type == "table" && dateColumn(tg)) {
+						want = append(want, tg)
 					}
 				}
-				for _, q := range pp.Spec.Queries {
-					got = append(got, q.Spec.Plugin.Spec.Query)
-					// Tables and state timelines name their rows by transformations in
-					// Grafana, by the query's labels in Perses (perses.libsonnet).
-					if gp.Type != "table" && gp.Type != "state-timeline" && q.Spec.Plugin.Spec.SeriesNameFormat != gp.Targets[len(got)-1].LegendFormat {
-						t.Errorf("%s %s panel %q: legend %q, Grafana's %q", name, file, gp.Title, q.Spec.Plugin.Spec.SeriesNameFormat, gp.Targets[len(got)-1].LegendFormat)
-					}
+				if len(pp.Spec.Queries) != len(want) {
+					t.Errorf("%s %s panel %q: %d Perses queries for %d Grafana ones", name, file, gp.Title, len(pp.Spec.Queries), len(want))
+					continue
 				}
-				if !slices.Equal(got, want) {
-					t.Errorf("%s %s panel %q: Perses queries differ from Grafana's:\n  %q\n  %q", name, file, gp.Title, got, want)
+				for j, q := range pp.Spec.Queries {
+					if q.Spec.Plugin.Spec.Query != want[j].Expr {
+						t.Errorf("%s %s panel %q query %d: Perses\n  %s\nGrafana\n  %s", name, file, gp.Title, j, q.Spec.Plugin.Spec.Query, want[j].Expr)
+					}
+					if gp.Type != "table" && gp.Type != "state-timeline" && q.Spec.Plugin.Spec.SeriesNameFormat != want[j].LegendFormat {
+						t.Errorf("%s %s panel %q query %d: legend %q, Grafana's %q", name, file, gp.Title, j, q.Spec.Plugin.Spec.SeriesNameFormat, want[j].LegendFormat)
+					}
 				}
 			}
 		}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Perses server (UI embedded) and percli v0.52.0 into a cache directory outside the
-# repo, for test/perses (the release tier renders every dashboard in it), and prints their bin
-# dir as the last line of stdout. Cold: about 5 min of npm and Go on 2 cores; warm: a no-op.
+# repo, for the release tier's render (test/e2e's TestDashboardsDrawInPerses, through
+# internal/testenv/perses), and prints their bin dir as the last line of stdout. Cold: about 5 min of npm and Go on 2 cores; warm: a no-op.
 #
 # Perses is Apache-2.0 and everything it needs is on the Go module proxy and npm, but a
 # release's UI is not in its Go module: ui/embed.go is generated after the React app is built.

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Assembles the Perses panel, query and variable plugins the lease-exporter dashboards use into
 # a plugin directory, cached outside the repo, and prints its path as the last line of stdout.
-# `percli lint --plugin.path DIR` validates the dashboards against it (make test), and the
-# Perses server of test/perses loads it (make test-release). Cold: ~30 s (npm and the module
+# `percli lint --plugin.path DIR` validates the dashboards against it (make test, hack/mixin),
+# and the Perses server of the release tier's render (test/e2e, internal/testenv/perses)
+# loads a copy of it. Cold: ~30 s (npm and the module
 # proxy); warm: a no-op.
 #
 # A Perses plugin, as `percli plugin build` would archive it, is:
@@ -41,8 +42,9 @@ export GOWORK=off GONOSUMDB=github.com/perses/plugins GOFLAGS=-mod=readonly
 log() { echo "hack/perses/plugins.sh: $*" >&2; }
 
 cache_root="${LEASE_EXPORTER_CACHE:-$HOME/.cache/lease-exporter}"
-# The list's hash is in the path: changing a version assembles a new directory.
-key="$(printf '%s\n' "${plugins[@]}" | cat - "$here/go.sum" | sha256sum | cut -c1-12)"
+# The hash of this script (the list and how it assembles) and of go.sum is in the path:
+# changing either assembles a new directory, and the old ones are removed.
+key="$(cat "$0" "$here/go.sum" | sha256sum | cut -c1-12)"
 out="$cache_root/perses/plugins-$key"
 mkdir -p "$cache_root/perses"
 exec 9>"$cache_root/perses/.plugins.lock"
@@ -54,6 +56,9 @@ if [[ "${FORCE_REBUILD:-}" != "1" && -f "$out/.complete" ]]; then
 fi
 command -v npm >/dev/null || { log "npm not found: Node.js 20 and npm come with the image"; exit 1; }
 
+for old in "$cache_root"/perses/plugins-*; do
+	[[ -d "$old" && "$old" != "$out" ]] && { chmod -R u+w "$old"; rm -rf "$old"; }
+done
 log "assembling ${#plugins[@]} plugins into $out"
 tmp="$(mktemp -d "$cache_root/perses/plugins.XXXXXX")"
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -65,7 +70,7 @@ for p in "${plugins[@]}"; do
 	read -r name pkg mod <<<"$p"
 	dst="$tmp/out/$name"
 	mkdir -p "$dst" "$tmp/npm-$name"
-	tgz="$(cd "$tmp/npm-$name" && npm pack "$pkg" --silent --cache "$cache_root/perses/npm" 2>/dev/null | tail -1)"
+	tgz="$(cd "$tmp/npm-$name" && npm pack "$pkg" --silent --cache "$cache_root/perses/npm" | tail -1)"
 	[[ -f "$tmp/npm-$name/$tgz" ]] || { log "npm pack $pkg gave no tarball"; exit 1; }
 	tar -xzf "$tmp/npm-$name/$tgz" -C "$dst" --strip-components=1 package/package.json package/mf-manifest.json package/__mf package/LICENSE
 	src="$(moddir "$mod")"
@@ -75,11 +80,12 @@ for p in "${plugins[@]}"; do
 	# module.cue's deps would send CUE to a registry; the vendored copy below replaces them.
 	sed -n '/^deps:/q;p' "$src/cue.mod/module.cue" >"$dst/cue.mod/module.cue"
 	cp -r "$perses_cue" "$dst/cue.mod/pkg/github.com/perses/perses/cue"
+	# Copies out of the module cache are read-only, also to their owner.
+	chmod -R u+w "$dst"
 	rm -rf "$dst/cue.mod/pkg/github.com/perses/perses/cue/cue.mod"
 	# Tests in schemas/ are the plugin's own fixtures, not schemas.
 	find "$dst/schemas" -type d -name tests -prune -exec rm -rf {} +
 done
-chmod -R u+w "$tmp/out"
 touch "$tmp/out/.complete"
 rm -rf "$out"
 mv "$tmp/out" "$out"

@@ -5,28 +5,38 @@
 //
 // The panels map to the Perses plugins whose schemas these machines can get (Prometheus,
 // TimeSeriesChart, StatChart; hack/perses/plugins.sh says why Table, BarChart and
-// StatusHistoryChart are missing):
-//   timeseries      -> TimeSeriesChart
-//   stat            -> StatChart (value mappings, thresholds, the calculation)
-//   bargauge        -> StatChart, one value per series under its legend: the top-10 lists
-//                      stay readable, which ten gauges in one panel are not
-//   state-timeline  -> TimeSeriesChart of the same 0/1 series, one line per holder, named
-//                      by the labels the query keeps
-//   table           -> TimeSeriesChart with a table legend of each series' last value,
-//                      one series per row and query, named by the row's labels and the
-//                      table's column title
-// docs/dashboards.md ("Perses") shows the result and lists what a table loses.
+// StatusHistoryChart are missing). Perses 0.52's Prometheus plugin also has no instant query:
+// every query runs over the dashboard's range, and a panel shows each series the range holds.
+// So a Grafana panel that lists series by name as they are now (a table, a top-10 bar gauge,
+// a stat showing its series' names) becomes a time series whose legend is a table of each
+// series' last value: a series that ended within the range (a former holder, a lock that left
+// the top 10) is seen ending, instead of being listed as if current.
+//   timeseries        -> TimeSeriesChart (legend calculations, thresholds when Grafana draws them)
+//   stat              -> StatChart (value mappings, thresholds, the calculation)
+//   stat, text "name" -> TimeSeriesChart with a table legend (the Version and Holder panels)
+//   bargauge          -> TimeSeriesChart with a table legend
+//   state-timeline    -> TimeSeriesChart of the same 0/1 series, one line per holder, named
+//                        by the labels the query keeps
+//   table             -> TimeSeriesChart with a table legend, one series per row and column,
+//                        named by the row's labels and the column's title; date columns are
+//                        left out (an epoch on a value axis flattens every other line)
+// docs/dashboards.md ("What differs from Grafana") lists what each loses. A Grafana setting
+// this file does not know (a unit, a panel type, a legend calculation, a time range) fails the
+// rendering: map it here.
 function(c, grafana)
-  local fmt(unit) = {
+  local formats = {
     s: { unit: 'seconds' },
     dtdurations: { unit: 'seconds' },
     bytes: { unit: 'bytes' },
     percentunit: { unit: 'percent-decimal' },
     cps: { unit: 'counts/sec' },
     ops: { unit: 'ops/sec' },
-  }[unit];
-  local hasFmt(d) = std.objectHas(d, 'unit') && std.member(['s', 'dtdurations', 'bytes', 'percentunit', 'cps', 'ops'], d.unit);
-  local formatOf(d) = if hasFmt(d) then fmt(d.unit) else { unit: 'decimal' };
+    none: { unit: 'decimal' },
+  };
+  local formatOf(p, d) =
+    local unit = std.get(d, 'unit', 'none');
+    if std.objectHas(formats, unit) then formats[unit]
+    else error 'perses.libsonnet: no Perses format for the unit %s (panel %s): map it here' % [unit, p.title];
 
   // Grafana's named colours, as Perses wants them (mappings accept only #rgb).
   local colour(n) = {
@@ -40,18 +50,22 @@ function(c, grafana)
   }[n];
   local colourOf(n) = if std.startsWith(n, '#') then n else colour(n);
 
+  local calculations = {
+    lastNotNull: 'last-number',
+    last: 'last',
+    firstNotNull: 'first-number',
+    first: 'first',
+    mean: 'mean',
+    max: 'max',
+    min: 'min',
+    sum: 'sum',
+  };
+  local calculationOf(p, name) =
+    if std.objectHas(calculations, name) then calculations[name]
+    else error 'perses.libsonnet: no Perses calculation for %s (panel %s): map it here' % [name, p.title];
   local calculation(p) =
     local calcs = std.get(std.get(std.get(p, 'options', {}), 'reduceOptions', {}), 'calcs', ['lastNotNull']);
-    {
-      lastNotNull: 'last-number',
-      last: 'last',
-      firstNotNull: 'first-number',
-      first: 'first',
-      mean: 'mean',
-      max: 'max',
-      min: 'min',
-      sum: 'sum',
-    }[if std.length(calcs) > 0 then calcs[0] else 'lastNotNull'];
+    calculationOf(p, if std.length(calcs) > 0 then calcs[0] else 'lastNotNull');
 
   local defaults(p) = std.get(std.get(p, 'fieldConfig', {}), 'defaults', {});
 
@@ -65,6 +79,12 @@ function(c, grafana)
       [if std.length(base) > 0 then 'defaultColor']: colourOf(base[0].color),
       steps: [{ value: s.value, color: colourOf(s.color) } for s in rest],
     } };
+
+  // A time series draws its thresholds only when Grafana's thresholdsStyle says so (off by
+  // default); a stat always colours by them.
+  local drawnThresholds(p) =
+    local style = std.get(std.get(std.get(defaults(p), 'custom', {}), 'thresholdsStyle', {}), 'mode', 'off');
+    if style == 'off' then {} else thresholds(p);
 
   local mappings(p) =
     local ms = std.flattenArrays([
@@ -83,15 +103,15 @@ function(c, grafana)
     ]);
     if std.length(ms) == 0 then {} else { mappings: ms };
 
-  // The labels a table's rows are keyed by: the first `by (...)` of its first query, less the
-  // cluster label (a table shows one cluster's rows, or says which in its own column).
-  local rowLabels(expr) =
+  // The labels a table's (or state timeline's) rows are keyed by: the first `by (...)` of its
+  // first query, less the cluster label (one cluster's rows, or a column of their own).
+  local rowLabels(p, expr) =
     local at = std.findSubstr('by (', expr);
-    if std.length(at) == 0 then []
+    if std.length(at) == 0 then error 'perses.libsonnet: panel %s: its first query has no `by (...)` to name its rows by' % p.title
     else
       local rest = std.substr(expr, at[0] + 4, std.length(expr));
       local list = std.substr(rest, 0, std.findSubstr(')', rest)[0]);
-      [std.stripChars(l, ' ') for l in std.split(list, ',') if std.stripChars(l, ' ') != c.clusterLabel && std.stripChars(l, ' ') != 'kind'];
+      [std.stripChars(l, ' ') for l in std.split(list, ',') if std.stripChars(l, ' ') != c.clusterLabel];
 
   // A table's column titles come from its organize transformation ("Value #A": "Held").
   local columnTitle(p, t) =
@@ -104,6 +124,15 @@ function(c, grafana)
     local found = [r[key] for r in renames if std.objectHas(r, key)];
     if std.length(found) > 0 then found[0] else t.refId;
 
+  // The unit a table's override gives a column, by its title.
+  local columnUnit(p, title) =
+    local units = std.flattenArrays([
+      [x.value for x in o.properties if x.id == 'unit']
+      for o in std.get(std.get(p, 'fieldConfig', {}), 'overrides', [])
+      if o.matcher.id == 'byName' && o.matcher.options == title
+    ]);
+    if std.length(units) > 0 then units[0] else std.get(defaults(p), 'unit', 'none');
+  local dateColumn(p, t) = std.startsWith(columnUnit(p, columnTitle(p, t)), 'dateTime');
   local query(expr, name) = {
     kind: 'TimeSeriesQuery',
     spec: { plugin: {
@@ -112,40 +141,55 @@ function(c, grafana)
     } },
   };
   local targets(p) = [t for t in std.get(p, 'targets', []) if !std.get(t, 'hide', false)];
-  local rowName(p) = std.join('/', ['{{' + l + '}}' for l in rowLabels(targets(p)[0].expr)]);
+  // Columns in more than one unit share one axis and legend in Perses: plain numbers then,
+  // each in its column's unit (seconds, 0-1 ratios, counts).
+  local tableFormat(p) =
+    local units = std.set([columnUnit(p, columnTitle(p, t)) for t in targets(p) if !dateColumn(p, t)]);
+    if std.length(units) == 1 then formatOf(p, { unit: units[0] }) else { unit: 'decimal' };
+
+  local rowName(p) = std.join('/', ['{{' + l + '}}' for l in rowLabels(p, targets(p)[0].expr)]);
+  local listsByName(p) = p.type == 'bargauge' || (p.type == 'stat' && std.get(std.get(p, 'options', {}), 'textMode', 'auto') == 'name');
   local queries(p) =
-    if p.type == 'table' then [query(t.expr, rowName(p) + ' · ' + columnTitle(p, t)) for t in targets(p)]
+    if p.type == 'table' then [query(t.expr, rowName(p) + ' · ' + columnTitle(p, t)) for t in targets(p) if !dateColumn(p, t)]
     else if p.type == 'state-timeline' then [query(t.expr, rowName(p)) for t in targets(p)]
     else [query(t.expr, std.get(t, 'legendFormat', '')) for t in targets(p)];
 
   local yAxis(p) =
     local d = defaults(p);
-    { format: formatOf(d) }
+    { format: formatOf(p, d) }
     + (if std.get(d, 'min', null) != null then { min: d.min } else {})
     + (if std.get(d, 'max', null) != null then { max: d.max } else {});
 
   local legendOf(p) =
     local l = std.get(std.get(p, 'options', {}), 'legend', {});
+    local calcs = std.get(l, 'calcs', []);
     if !std.get(l, 'showLegend', true) then {}
-    else { legend: { position: if std.get(l, 'placement', 'bottom') == 'right' then 'right' else 'bottom', mode: if std.get(l, 'displayMode', 'list') == 'table' then 'table' else 'list' } };
+    else { legend: {
+      position: if std.get(l, 'placement', 'bottom') == 'right' then 'right' else 'bottom',
+      mode: if std.get(l, 'displayMode', 'list') == 'table' || std.length(calcs) > 0 then 'table' else 'list',
+    } + (if std.length(calcs) > 0 then { values: [calculationOf(p, x) for x in calcs] } else {}) };
+
+  // Each series over the range, and under it a table of their last values.
+  local lastValues(format) = {
+    kind: 'TimeSeriesChart',
+    spec: { legend: { position: 'bottom', mode: 'table', values: ['last-number'] }, yAxis: { format: format } },
+  };
 
   local plugin(p) =
     local d = defaults(p);
     if p.type == 'timeseries' then {
       kind: 'TimeSeriesChart',
-      spec: legendOf(p) + { yAxis: yAxis(p) } + thresholds(p),
+      spec: legendOf(p) + { yAxis: yAxis(p) } + drawnThresholds(p),
     }
     else if p.type == 'state-timeline' then {
       kind: 'TimeSeriesChart',
       spec: { legend: { position: 'bottom', mode: 'list' }, yAxis: { format: { unit: 'decimal' }, min: 0, max: 1 }, visual: { display: 'line', lineWidth: 2 } },
     }
-    else if p.type == 'table' then {
-      kind: 'TimeSeriesChart',
-      spec: { legend: { position: 'bottom', mode: 'table', values: ['last-number'] }, yAxis: { format: formatOf(d) } },
-    }
-    else if p.type == 'stat' || p.type == 'bargauge' then {
+    else if p.type == 'table' then lastValues(tableFormat(p))
+    else if listsByName(p) then lastValues(formatOf(p, d))
+    else if p.type == 'stat' then {
       kind: 'StatChart',
-      spec: { calculation: calculation(p), format: formatOf(d) } + thresholds(p) + mappings(p),
+      spec: { calculation: calculation(p), format: formatOf(p, d) } + thresholds(p) + mappings(p),
     }
     else error 'perses.libsonnet: no Perses panel for the Grafana panel type %s (panel %s): map it here' % [p.type, p.title];
 
@@ -183,6 +227,13 @@ function(c, grafana)
     } + (if std.get(v, 'includeAll', false) then { defaultValue: '$__all' } + (if std.get(v, 'allValue', null) != null then { customAllValue: v.allValue } else {}) else {}),
   };
 
+  // now-6h -> 6h; Grafana's other forms (now-1d/d, absolute times) have no Perses duration.
+  local duration(g) =
+    local d = std.strReplace(g.time.from, 'now-', '');
+    if std.startsWith(g.time.from, 'now-') && std.length(d) >= 2 && std.member(['s', 'm', 'h', 'd', 'w'], d[std.length(d) - 1]) && std.all([std.member('0123456789', x) for x in std.stringChars(std.substr(d, 0, std.length(d) - 1))])
+    then d
+    else error 'perses.libsonnet: dashboard %s: time.from %s is not now-<duration>' % [g.title, g.time.from];
+
   local dashboard(file, g) =
     local panels = [p for p in g.panels if p.type != 'row'];
     {
@@ -190,8 +241,9 @@ function(c, grafana)
       metadata: { name: g.uid, project: c.persesProject },
       spec: {
         display: { name: g.title } + (if std.get(g, 'description', '') != '' then { description: g.description } else {}),
-        duration: std.strReplace(g.time.from, 'now-', ''),
-        refreshInterval: g.refresh,
+        duration: duration(g),
+        refreshInterval: if std.member(['5s', '10s', '15s', '30s', '1m', '5m', '15m', '30m', '1h'], g.refresh) then g.refresh
+        else error 'perses.libsonnet: dashboard %s: refresh %s is not a Perses refresh interval' % [g.title, g.refresh],
         variables: [variable(v) for v in g.templating.list if v.type == 'query'],
         panels: { [panelKey(p)]: panel(p) for p in panels },
         layouts: [{
@@ -209,4 +261,4 @@ function(c, grafana)
         }],
       },
     };
-  { [std.strReplace(f, '.json', '')]: dashboard(f, grafana[f]) for f in std.objectFields(grafana) }
+  { [f]: dashboard(f, grafana[f]) for f in std.objectFields(grafana) }

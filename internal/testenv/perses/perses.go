@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
@@ -43,6 +44,10 @@ func Build(ctx context.Context, root string) (Tools, error) {
 
 func lastLine(ctx context.Context, script string) (string, error) {
 	cmd := exec.CommandContext(ctx, script)
+	// The scripts run npm and go build: on a timeout the whole process group goes, not only
+	// the shell, so nothing keeps the build lock or its temporary directory.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -86,6 +91,13 @@ func Start(ctx context.Context, dir string, tools Tools, promURL string, scrapeI
 	if err != nil {
 		return nil, err
 	}
+	// Perses writes its plugin index into the plugin directory: each server gets a copy,
+	// so the cached one stays as hack/perses/plugins.sh assembled it.
+	plugins := filepath.Join(db, "plugins")
+	if out, err := exec.Command("cp", "-r", tools.Plugins, plugins).CombinedOutput(); err != nil {
+		_ = os.RemoveAll(db)
+		return nil, fmt.Errorf("copy the Perses plugins: %v: %s", err, out)
+	}
 	cfg := fmt.Sprintf(`database:
   file:
     folder: %q
@@ -96,7 +108,7 @@ plugin:
 security:
   readonly: false
   enable_auth: false
-`, db, tools.Plugins, archive)
+`, filepath.Join(db, "data"), plugins, archive)
 	cfgPath := filepath.Join(dir, "perses.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		_ = os.RemoveAll(db)
