@@ -48,8 +48,12 @@ type panelState struct {
 }
 
 func (p panelState) noData() bool { return strings.Contains(p.Text, "No data") }
+
+// drew: a visible panel, neither loading nor failed, that shows a chart, or (a stat) a value
+// that is a number; NaN, the quantile of no observations, is no data either.
 func (p panelState) drew() bool {
-	return !p.noData() && p.Errors == 0 && p.Loading == 0 && p.visible() && (p.Canvas > 0 || strings.TrimSpace(p.Text) != "")
+	return !p.noData() && p.Errors == 0 && p.Loading == 0 && p.visible() && !strings.Contains(p.Text, "NaN") &&
+		(p.Canvas > 0 || strings.TrimSpace(p.Text) != "")
 }
 
 // visible: at least a 100×60 px panel (the smallest shipped one, 4 of 24 columns by 4 rows,
@@ -78,7 +82,9 @@ const inspectPanels = `JSON.stringify(Array.from(document.querySelectorAll('sect
 // TestDashboardsDrawInPerses: every panel of every Perses dashboard, and of every Grafana
 // dashboard migrated by percli, draws data in a browser: none shows "No data" or an error.
 func TestDashboardsDrawInPerses(t *testing.T) {
-	env.Shared(t)
+	// Alone: it stages the same elections, node heartbeats and kube-schedulers, by the same
+	// names, as TestDashboards, whose cleanup would delete them under it.
+	env.Exclusive(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	tools, err := perses.Build(ctx, env.root)
@@ -120,7 +126,7 @@ func TestDashboardsDrawInPerses(t *testing.T) {
 		}
 		t.Run("perses/"+name, func(t *testing.T) {
 			panels := render(t, b, srv.DashboardURL(projectShipped, name, persesRange, vars[name]), countPanels(t, d))
-			requireDrawn(t, panels, nil)
+			requireDrawn(t, panels, nil, chartsOnly(t, d))
 			b.screenshot(t, filepath.Join(shots, "perses-"+strings.TrimPrefix(name, "lease-exporter-")+".png"))
 		})
 	}
@@ -144,15 +150,15 @@ func TestDashboardsDrawInPerses(t *testing.T) {
 			}
 			t.Logf("not carried over by percli migrate: %q", placeholders)
 			panels := render(t, b, srv.DashboardURL(projectMigrated, name, persesRange, vars[name]), countPanels(t, migrated))
-			requireDrawn(t, panels, placeholders)
+			requireDrawn(t, panels, placeholders, chartsOnly(t, migrated))
 			b.screenshot(t, filepath.Join(shots, "perses-migrated-"+strings.TrimPrefix(name, "lease-exporter-")+".png"))
 		})
 	}
 }
 
-// checkSeesFailures proves the check can fail: on a dashboard of three panels, one whose
-// query returns nothing, one whose query Prometheus rejects and one that has data, only the
-// last counts as drawn.
+// checkSeesFailures proves the check can fail: on a dashboard of a stat and a chart whose
+// query returns nothing, a stat and a chart whose query Prometheus rejects, and a stat and a
+// chart that have data, only the last two count as drawn.
 func checkSeesFailures(t *testing.T, srv *perses.Server, b *browser) {
 	panel := func(title, kind, query string) map[string]any {
 		return map[string]any{"kind": "Panel", "spec": map[string]any{
@@ -162,17 +168,21 @@ func checkSeesFailures(t *testing.T, srv *perses.Server, b *browser) {
 				"kind": "PrometheusTimeSeriesQuery", "spec": map[string]any{"query": query}}}}},
 		}}
 	}
+	const empty, broken, data = `lease_held{lease="no-such-lease"}`, `sum(lease_held`, `count(lease_held)`
 	panels := map[string]any{
-		"empty":  panel("empty", "StatChart", `lease_held{lease="no-such-lease"}`),
-		"broken": panel("broken", "StatChart", `sum(lease_held`),
-		"chart":  panel("chart", "TimeSeriesChart", `lease_exporter_build_info`),
-		"stat":   panel("stat", "StatChart", `count(lease_held)`),
+		"empty":        panel("empty", "StatChart", empty),
+		"broken":       panel("broken", "StatChart", broken),
+		"stat":         panel("stat", "StatChart", data),
+		"empty chart":  panel("empty chart", "TimeSeriesChart", empty),
+		"broken chart": panel("broken chart", "TimeSeriesChart", broken),
+		"chart":        panel("chart", "TimeSeriesChart", data),
 	}
-	// TimeSeriesChart takes no calculation.
-	panels["chart"].(map[string]any)["spec"].(map[string]any)["plugin"] = map[string]any{"kind": "TimeSeriesChart", "spec": map[string]any{}}
 	var items []any
-	for i, k := range []string{"empty", "broken", "chart", "stat"} {
-		items = append(items, map[string]any{"x": 6 * i, "y": 0, "width": 6, "height": 6, "content": map[string]any{"$ref": "#/spec/panels/" + k}})
+	for i, k := range []string{"empty", "broken", "stat", "empty chart", "broken chart", "chart"} {
+		if strings.HasSuffix(k, "chart") { // TimeSeriesChart takes no calculation
+			panels[k].(map[string]any)["spec"].(map[string]any)["plugin"] = map[string]any{"kind": "TimeSeriesChart", "spec": map[string]any{}}
+		}
+		items = append(items, map[string]any{"x": 8 * (i % 3), "y": 6 * (i / 3), "width": 8, "height": 6, "content": map[string]any{"$ref": "#/spec/panels/" + k}})
 	}
 	d, _ := json.Marshal(map[string]any{
 		"kind":     "Dashboard",
@@ -187,18 +197,25 @@ func checkSeesFailures(t *testing.T, srv *perses.Server, b *browser) {
 	for _, p := range render(t, b, srv.DashboardURL(projectShipped, "check-the-check", persesRange, nil), len(panels)) {
 		got[p.Title] = p
 	}
-	if p := got["empty"]; !p.noData() || p.drew() {
-		t.Errorf("a panel whose query returns nothing: %+v, want No data and not drawn", p)
-	}
-	if p := got["broken"]; p.drew() || p.noData() {
-		t.Errorf("a panel whose query Prometheus rejects: %+v, want an error, not drawn", p)
-	}
-	for _, k := range []string{"chart", "stat"} {
-		if p := got[k]; !p.drew() {
-			t.Errorf("a %s panel with data: %+v, want drawn", k, p)
+	for _, k := range []string{"empty", "empty chart"} {
+		if p := got[k]; !p.noData() || p.drew() {
+			t.Errorf("a panel whose query returns nothing (%s): %+v, want No data and not drawn", k, p)
 		}
 	}
-	t.Logf("empty: %+v; broken: %+v", got["empty"], got["broken"])
+	for _, k := range []string{"broken", "broken chart"} {
+		if p := got[k]; p.drew() || p.noData() || p.Errors == 0 {
+			t.Errorf("a panel whose query Prometheus rejects (%s): %+v, want an error, not drawn", k, p)
+		}
+	}
+	for _, k := range []string{"stat", "chart"} {
+		if p := got[k]; !p.drew() {
+			t.Errorf("a panel with data (%s): %+v, want drawn", k, p)
+		}
+	}
+	if p := got["chart"]; p.Canvas == 0 {
+		t.Errorf("a chart with data drew no canvas: %+v", p)
+	}
+	t.Logf("empty: %+v; broken: %+v; empty chart: %+v; broken chart: %+v", got["empty"], got["broken"], got["empty chart"], got["broken chart"])
 }
 
 // withoutDatasourceVariable removes what percli migrate makes of Grafana's datasource
@@ -246,13 +263,16 @@ func withoutDatasourceVariable(t *testing.T, d []byte) []byte {
 	return out
 }
 
-// requireDrawn fails for each panel, other than those titled in skip, that did not draw.
-func requireDrawn(t *testing.T, panels []panelState, skip []string) {
+// requireDrawn fails for each panel, other than those titled in skip, that did not draw; a
+// panel titled in charts must have drawn a chart, not only text (its legend, say).
+func requireDrawn(t *testing.T, panels []panelState, skip, charts []string) {
 	t.Helper()
 	drawn := 0
 	for _, p := range panels {
 		switch {
 		case slices.Contains(skip, p.Title):
+		case p.drew() && slices.Contains(charts, p.Title) && p.Canvas == 0:
+			t.Errorf("panel %q is a chart but drew none: %q", p.Title, p.Text)
 		case p.drew():
 			drawn++
 		case p.noData():
@@ -387,6 +407,27 @@ func countPanels(t *testing.T, d []byte) int {
 		t.Fatal(err)
 	}
 	return len(v.Spec.Panels)
+}
+
+// chartsOnly returns the titles that only TimeSeriesChart panels of a Perses dashboard
+// carry (a title a stat shares, such as lease detail's two "Expiry margin", is left out).
+func chartsOnly(t *testing.T, d []byte) []string {
+	t.Helper()
+	var v persesPanels
+	if err := json.Unmarshal(d, &v); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string][]string{}
+	for _, p := range v.Spec.Panels {
+		kinds[p.Spec.Display.Name] = append(kinds[p.Spec.Display.Name], p.Spec.Plugin.Kind)
+	}
+	var titles []string
+	for title, ks := range kinds {
+		if !slices.ContainsFunc(ks, func(k string) bool { return k != "TimeSeriesChart" }) {
+			titles = append(titles, title)
+		}
+	}
+	return titles
 }
 
 // markdownPanels returns the titles of a Perses dashboard's Markdown panels, sorted.
