@@ -13,7 +13,7 @@
 // the top 10) is seen ending, instead of being listed as if current.
 //   timeseries        -> TimeSeriesChart (legend calculations, thresholds when Grafana draws them)
 //   stat              -> StatChart (value mappings, thresholds, the calculation)
-//   stat, text "name" -> TimeSeriesChart with a table legend (the Version and Holder panels)
+//   stat, text "name" -> TimeSeriesChart with its series' names beside it (Version, Holder)
 //   bargauge          -> TimeSeriesChart with a table legend
 //   state-timeline    -> TimeSeriesChart of the same 0/1 series, one line per holder, named
 //                        by the labels the query keeps
@@ -148,9 +148,19 @@ function(c, grafana)
     if std.length(units) == 1 then formatOf(p, { unit: units[0] }) else { unit: 'decimal' };
 
   local rowName(p) = std.join('/', ['{{' + l + '}}' for l in rowLabels(p, targets(p)[0].expr)]);
+  // Labels a query brings in with `group_left (...)` (the holder, next to a lock's validity)
+  // name its series too: Grafana shows them as columns, and without them a former holder's
+  // row would read like the current one's.
+  local joinedLabels(expr) =
+    local at = std.findSubstr('group_left (', expr);
+    if std.length(at) == 0 then ''
+    else
+      local rest = std.substr(expr, at[0] + 12, std.length(expr));
+      local list = std.substr(rest, 0, std.findSubstr(')', rest)[0]);
+      ' (' + std.join(', ', ['{{' + std.stripChars(l, ' ') + '}}' for l in std.split(list, ',')]) + ')';
   local listsByName(p) = p.type == 'bargauge' || (p.type == 'stat' && std.get(std.get(p, 'options', {}), 'textMode', 'auto') == 'name');
   local queries(p) =
-    if p.type == 'table' then [query(t.expr, rowName(p) + ' · ' + columnTitle(p, t)) for t in targets(p) if !dateColumn(p, t)]
+    if p.type == 'table' then [query(t.expr, rowName(p) + ' · ' + columnTitle(p, t) + joinedLabels(t.expr)) for t in targets(p) if !dateColumn(p, t)]
     else if p.type == 'state-timeline' then [query(t.expr, rowName(p)) for t in targets(p)]
     else [query(t.expr, std.get(t, 'legendFormat', '')) for t in targets(p)];
 
@@ -169,10 +179,17 @@ function(c, grafana)
       mode: if std.get(l, 'displayMode', 'list') == 'table' || std.length(calcs) > 0 then 'table' else 'list',
     } + (if std.length(calcs) > 0 then { values: [calculationOf(p, x) for x in calcs] } else {}) };
 
-  // Each series over the range, and under it a table of their last values.
-  local lastValues(format) = {
+  // Each series over the range, and under it a table of their last values. Perses hides a
+  // legend that leaves the chart too little room (under 50 px of height beside a bottom
+  // legend, under 100 px of width beside a right one): a short panel (Version, Holder, 5 rows)
+  // lists the series' names on the right instead, where they fit.
+  local lastValues(p, format) = {
     kind: 'TimeSeriesChart',
-    spec: { legend: { position: 'bottom', mode: 'table', values: ['last-number'] }, yAxis: { format: format } },
+    spec: {
+      legend: if p.gridPos.h < 7 then { position: 'right', mode: 'list' }
+      else { position: 'bottom', mode: 'table', values: ['last-number'] },
+      yAxis: { format: format },
+    },
   };
 
   local plugin(p) =
@@ -185,8 +202,8 @@ function(c, grafana)
       kind: 'TimeSeriesChart',
       spec: { legend: { position: 'bottom', mode: 'list' }, yAxis: { format: { unit: 'decimal' }, min: 0, max: 1 }, visual: { display: 'line', lineWidth: 2 } },
     }
-    else if p.type == 'table' then lastValues(tableFormat(p))
-    else if listsByName(p) then lastValues(formatOf(p, d))
+    else if p.type == 'table' then lastValues(p, tableFormat(p))
+    else if listsByName(p) then lastValues(p, formatOf(p, d))
     else if p.type == 'stat' then {
       kind: 'StatChart',
       spec: { calculation: calculation(p), format: formatOf(p, d) } + thresholds(p) + mappings(p),

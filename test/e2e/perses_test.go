@@ -49,17 +49,23 @@ type panelState struct {
 
 func (p panelState) noData() bool { return strings.Contains(p.Text, "No data") }
 
-// drew: a visible panel, neither loading nor failed, that shows a chart, or (a stat) a value
-// that is a number; NaN, the quantile of no observations, is no data either.
+// drew: a visible panel, neither loading nor failed, that shows series: a stat's values, or
+// a chart's legend entries (a chart with no series still draws its empty axes on a canvas,
+// without a word, so the canvas alone proves nothing; requireDrawn wants one besides). NaN,
+// the quantile of no observations, is no data either.
 func (p panelState) drew() bool {
 	return !p.noData() && p.Errors == 0 && p.Loading == 0 && p.visible() && !strings.Contains(p.Text, "NaN") &&
-		(p.Canvas > 0 || strings.TrimSpace(p.Text) != "")
+		strings.TrimSpace(p.Text) != ""
 }
 
 // visible: at least a 100×60 px panel (the smallest shipped one, 4 of 24 columns by 4 rows,
 // is about 250×120 at the browser's width).
 func (p panelState) visible() bool { return p.Width >= 100 && p.Height >= 60 }
-func (p panelState) settled() bool { return p.Loading == 0 && (p.drew() || p.noData() || p.Errors > 0) }
+
+// settled: no longer loading, and showing something, drawn or not (No data, NaN, an error).
+func (p panelState) settled() bool {
+	return p.Loading == 0 && (p.Canvas > 0 || p.Errors > 0 || strings.TrimSpace(p.Text) != "")
+}
 
 // inspectPanels reads every panel of the page. Perses marks a panel section with
 // data-testid="panel" and titles it with an h6; charts count only if drawn at a visible size.
@@ -157,8 +163,9 @@ func TestDashboardsDrawInPerses(t *testing.T) {
 }
 
 // checkSeesFailures proves the check can fail: on a dashboard of a stat and a chart whose
-// query returns nothing, a stat and a chart whose query Prometheus rejects, and a stat and a
-// chart that have data, only the last two count as drawn.
+// query returns nothing (the stat says No data; the chart draws empty axes and no legend), a
+// stat and a chart whose query Prometheus rejects, and a stat and a chart that have data,
+// only the last two count as drawn.
 func checkSeesFailures(t *testing.T, srv *perses.Server, b *browser) {
 	panel := func(title, kind, query string) map[string]any {
 		return map[string]any{"kind": "Panel", "spec": map[string]any{
@@ -170,17 +177,19 @@ func checkSeesFailures(t *testing.T, srv *perses.Server, b *browser) {
 	}
 	const empty, broken, data = `lease_held{lease="no-such-lease"}`, `sum(lease_held`, `count(lease_held)`
 	panels := map[string]any{
-		"empty":        panel("empty", "StatChart", empty),
-		"broken":       panel("broken", "StatChart", broken),
-		"stat":         panel("stat", "StatChart", data),
-		"empty chart":  panel("empty chart", "TimeSeriesChart", empty),
-		"broken chart": panel("broken chart", "TimeSeriesChart", broken),
-		"chart":        panel("chart", "TimeSeriesChart", data),
+		"empty":       panel("empty", "StatChart", empty),
+		"broken":      panel("broken", "StatChart", broken),
+		"stat":        panel("stat", "StatChart", data),
+		"emptychart":  panel("empty chart", "TimeSeriesChart", empty),
+		"brokenchart": panel("broken chart", "TimeSeriesChart", broken),
+		"chart":       panel("chart", "TimeSeriesChart", data),
 	}
 	var items []any
-	for i, k := range []string{"empty", "broken", "stat", "empty chart", "broken chart", "chart"} {
-		if strings.HasSuffix(k, "chart") { // TimeSeriesChart takes no calculation
-			panels[k].(map[string]any)["spec"].(map[string]any)["plugin"] = map[string]any{"kind": "TimeSeriesChart", "spec": map[string]any{}}
+	// Panel keys: Perses takes no space in a $ref.
+	for i, k := range []string{"empty", "broken", "stat", "emptychart", "brokenchart", "chart"} {
+		if strings.HasSuffix(k, "chart") { // a TimeSeriesChart takes no calculation; it has a legend, as every shipped one
+			panels[k].(map[string]any)["spec"].(map[string]any)["plugin"] = map[string]any{"kind": "TimeSeriesChart",
+				"spec": map[string]any{"legend": map[string]any{"position": "bottom"}}}
 		}
 		items = append(items, map[string]any{"x": 8 * (i % 3), "y": 6 * (i / 3), "width": 8, "height": 6, "content": map[string]any{"$ref": "#/spec/panels/" + k}})
 	}
@@ -197,10 +206,11 @@ func checkSeesFailures(t *testing.T, srv *perses.Server, b *browser) {
 	for _, p := range render(t, b, srv.DashboardURL(projectShipped, "check-the-check", persesRange, nil), len(panels)) {
 		got[p.Title] = p
 	}
-	for _, k := range []string{"empty", "empty chart"} {
-		if p := got[k]; !p.noData() || p.drew() {
-			t.Errorf("a panel whose query returns nothing (%s): %+v, want No data and not drawn", k, p)
-		}
+	if p := got["empty"]; !p.noData() || p.drew() {
+		t.Errorf("a stat whose query returns nothing: %+v, want No data and not drawn", p)
+	}
+	if p := got["empty chart"]; p.drew() || p.Errors != 0 {
+		t.Errorf("a chart whose query returns nothing: %+v, want not drawn and no error", p)
 	}
 	for _, k := range []string{"broken", "broken chart"} {
 		if p := got[k]; p.drew() || p.noData() || p.Errors == 0 {
