@@ -131,8 +131,9 @@ func TestDashboardsDrawInPerses(t *testing.T) {
 			t.Fatalf("Perses refused %s: %v", f, err)
 		}
 		t.Run("perses/"+name, func(t *testing.T) {
-			panels := render(t, b, srv.DashboardURL(projectShipped, name, persesRange, vars[name]), countPanels(t, d))
-			requireDrawn(t, panels, nil, chartsOnly(t, d))
+			kinds, n := panelKinds(t, d)
+			panels := render(t, b, srv.DashboardURL(projectShipped, name, persesRange, vars[name]), n)
+			requireDrawn(t, panels, nil, titlesOnly(kinds, "TimeSeriesChart"))
 			b.screenshot(t, filepath.Join(shots, "perses-"+strings.TrimPrefix(name, "lease-exporter-")+".png"))
 		})
 	}
@@ -150,13 +151,14 @@ func TestDashboardsDrawInPerses(t *testing.T) {
 			// What percli migrate cannot carry over it replaces by a Markdown panel saying
 			// so: exactly the Grafana panels Perses 0.52 has no migration for (tables, bar
 			// gauges, state timelines; docs/dashboards.md). Those are left out of the check.
-			placeholders, unsupported := markdownPanels(t, migrated), grafanaPanelsOfTypes(t, f, "table", "bargauge", "state-timeline")
+			kinds, n := panelKinds(t, migrated)
+			placeholders, unsupported := titlesOnly(kinds, "Markdown"), grafanaPanelsOfTypes(t, f, "table", "bargauge", "state-timeline")
 			if !slices.Equal(placeholders, unsupported) {
 				t.Errorf("percli migrate replaced %q by Markdown placeholders; expected exactly the Grafana panels it has no migration for: %q", placeholders, unsupported)
 			}
 			t.Logf("not carried over by percli migrate: %q", placeholders)
-			panels := render(t, b, srv.DashboardURL(projectMigrated, name, persesRange, vars[name]), countPanels(t, migrated))
-			requireDrawn(t, panels, placeholders, chartsOnly(t, migrated))
+			panels := render(t, b, srv.DashboardURL(projectMigrated, name, persesRange, vars[name]), n)
+			requireDrawn(t, panels, placeholders, titlesOnly(kinds, "TimeSeriesChart"))
 			b.screenshot(t, filepath.Join(shots, "perses-migrated-"+strings.TrimPrefix(name, "lease-exporter-")+".png"))
 		})
 	}
@@ -399,31 +401,20 @@ func dashboardName(t *testing.T, d []byte) string {
 	return v.Metadata.Name
 }
 
-type persesPanels struct {
-	Spec struct {
-		Panels map[string]struct {
-			Spec struct {
-				Display struct{ Name string }
-				Plugin  struct{ Kind string }
+// panelKinds reads a Perses dashboard's panels: the plugin kinds by panel title (a title two
+// panels share, such as lease detail's two "Expiry margin", has two), and how many there are.
+func panelKinds(t *testing.T, d []byte) (map[string][]string, int) {
+	t.Helper()
+	var v struct {
+		Spec struct {
+			Panels map[string]struct {
+				Spec struct {
+					Display struct{ Name string }
+					Plugin  struct{ Kind string }
+				}
 			}
 		}
 	}
-}
-
-func countPanels(t *testing.T, d []byte) int {
-	t.Helper()
-	var v persesPanels
-	if err := json.Unmarshal(d, &v); err != nil {
-		t.Fatal(err)
-	}
-	return len(v.Spec.Panels)
-}
-
-// chartsOnly returns the titles that only TimeSeriesChart panels of a Perses dashboard
-// carry (a title a stat shares, such as lease detail's two "Expiry margin", is left out).
-func chartsOnly(t *testing.T, d []byte) []string {
-	t.Helper()
-	var v persesPanels
 	if err := json.Unmarshal(d, &v); err != nil {
 		t.Fatal(err)
 	}
@@ -431,26 +422,15 @@ func chartsOnly(t *testing.T, d []byte) []string {
 	for _, p := range v.Spec.Panels {
 		kinds[p.Spec.Display.Name] = append(kinds[p.Spec.Display.Name], p.Spec.Plugin.Kind)
 	}
-	var titles []string
-	for title, ks := range kinds {
-		if !slices.ContainsFunc(ks, func(k string) bool { return k != "TimeSeriesChart" }) {
-			titles = append(titles, title)
-		}
-	}
-	return titles
+	return kinds, len(v.Spec.Panels)
 }
 
-// markdownPanels returns the titles of a Perses dashboard's Markdown panels, sorted.
-func markdownPanels(t *testing.T, d []byte) []string {
-	t.Helper()
-	var v persesPanels
-	if err := json.Unmarshal(d, &v); err != nil {
-		t.Fatal(err)
-	}
+// titlesOnly returns, sorted, the titles that only panels of the plugin kind carry.
+func titlesOnly(kinds map[string][]string, kind string) []string {
 	var titles []string
-	for _, p := range v.Spec.Panels {
-		if p.Spec.Plugin.Kind == "Markdown" {
-			titles = append(titles, p.Spec.Display.Name)
+	for title, ks := range kinds {
+		if !slices.ContainsFunc(ks, func(k string) bool { return k != kind }) {
+			titles = append(titles, title)
 		}
 	}
 	slices.Sort(titles)
