@@ -1,4 +1,4 @@
-package collector
+package collector_test
 
 import (
 	"os"
@@ -10,6 +10,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/lease-exporter/lease-exporter/collector"
+	"github.com/lease-exporter/lease-exporter/events"
 	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
@@ -29,7 +33,7 @@ func TestDocsMatchExporter(t *testing.T) {
 	// The names the exporter can emit: the descriptors of every collector Build makes (with
 	// --expect, which turns the last row on), plus the informer's self-metrics, registered
 	// exactly as the command registers them.
-	cs := Build(nil, Settings{Expected: []ExpectedLock{{Namespace: "ns", Name: "l"}}})
+	cs := collector.Build(nil, collector.Settings{Expected: []collector.ExpectedLock{{Namespace: "ns", Name: "l"}}})
 	emitted := descNames(cs.Leases)
 	for _, c := range cs.Registered {
 		emitted = append(emitted, descNames(c)...)
@@ -42,6 +46,8 @@ func TestDocsMatchExporter(t *testing.T) {
 	if _, err := informer.NewForClients(informer.Clients{}, opts, nil, registered); err != nil {
 		t.Fatal(err)
 	}
+	// The Events writer's (--events), registered as the command registers it.
+	events.New(fake.NewClientset(), events.Options{}, nil, registered)
 	emitted = append(emitted, gatheredNames(t, reg)...)
 	// A vector gathers nothing before its first series (lock deletions, by namespace): its
 	// descriptor names it.

@@ -191,10 +191,22 @@ func (l *Cache) addLocks(src source[*lock.Lease], opts Options) {
 			l.deleted.firstSight(rec)
 		}
 		l.elections.observed(prev, rec, now, live)
+		if opts.Observer != nil {
+			opts.Observer.Observed(prev, rec, now, live)
+		}
 		return l.reportProblems(prev, rec)
 	}
+	superseded := l.deleted.superseded
+	if o := opts.Observer; o != nil {
+		superseded = func(prev, next *lock.Lease, at int64, live bool) {
+			l.deleted.superseded(prev, next, at, live)
+			if next == nil || next.UID != prev.UID {
+				o.Gone(prev, at, live)
+			}
+		}
+	}
 	for _, s := range newScopes(src, observeLock, l.clients, namespaces, opts, opts.now(), l.health.metrics, l.health) {
-		s.superseded = l.deleted.superseded
+		s.superseded = superseded
 		l.scopes = append(l.scopes, s)
 		l.locks = append(l.locks, s.store)
 	}

@@ -44,7 +44,7 @@ func listPageOf(src Source, now time.Time, f Filter) listPage {
 	s := scanView(src, at, f, f.Class != "", maxRows)
 	p.Total, p.Unhealthy, p.Matching = s.total, s.unhealthy, s.matching
 	for _, l := range s.kept {
-		p.Rows = append(p.Rows, rowOf(l, at))
+		p.Rows = append(p.Rows, rowOf(l, at, rebuiltOf(src, l)))
 	}
 	p.Deleted = deletedList(src, tombstones(src), f)
 	for _, d := range p.Deleted {
@@ -75,7 +75,7 @@ func find(src Source, at time.Time, namespace, name, kind string) (Detail, bool)
 	}
 	tombs := tombstones(src)
 	if l := src.Lookup(k, namespace, name); l != nil {
-		d := detail(l, at)
+		d := detail(l, at, rebuiltOf(src, l))
 		d.PreviousIncarnation = previousIncarnation(src, tombs, l)
 		d.Strategy, d.PreferredHolder = l.Strategy(), l.PreferredHolder()
 		if k == lock.KindLease {

@@ -106,7 +106,8 @@ type History struct {
 	LeaderlessSince *time.Time `json:"leaderless_since"`
 }
 
-// Tenure is one holder's continuous holding, as the exporter observed it.
+// Tenure is one holder's continuous holding, as the exporter observed it or, marked Rebuilt,
+// read back from its Events.
 type Tenure struct {
 	Holder string     `json:"holder"`
 	From   time.Time  `json:"from"`
@@ -117,7 +118,10 @@ type Tenure struct {
 	Ended string `json:"ended"`
 	// SeenLive is false when the start arrived in a list or watch replay: From is then the
 	// holder's acquireTime corrected by its measured clock skew.
-	SeenLive    bool    `json:"seen_live"`
+	SeenLive bool `json:"seen_live"`
+	// Rebuilt says the exporter did not observe this tenure but read it back from the Events
+	// its writer wrote (--events): before this process started, or on another replica.
+	Rebuilt     bool    `json:"rebuilt"`
 	HeldSeconds float64 `json:"held_seconds"`
 	// GapBeforeSeconds is how long nobody held the lock before this tenure began; null for
 	// the first tenure kept.

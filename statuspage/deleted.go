@@ -75,7 +75,7 @@ func previousIncarnation(src Source, tombs []*lock.Tombstone, l *lock.Lease) *De
 	}
 	d := deletedOf(t, incarnations(src, tombs)[keyOf(l)])
 	if t.History != nil {
-		d.History = history(*t.History, t.Lock, time.UnixMicro(t.DeletedAt), t.Held)
+		d.History = history(merge(*t.History, rebuiltOf(src, t.Lock)), t.Lock, time.UnixMicro(t.DeletedAt), t.Held)
 	}
 	return &d
 }
@@ -87,10 +87,10 @@ const problemDeleted = "deleted"
 // when it went, with its history and the deletion.
 func buried(src Source, tombs []*lock.Tombstone, t *lock.Tombstone) Detail {
 	at := time.UnixMicro(t.DeletedAt)
-	d := detail(t.Lock, at)
+	d := detail(t.Lock, at, rebuiltOf(src, t.Lock))
 	d.Healthy, d.Problems = false, append([]string{problemDeleted}, d.Problems...)
 	if t.History != nil {
-		d.History = history(*t.History, t.Lock, at, t.Held)
+		d.History = history(merge(*t.History, rebuiltOf(src, t.Lock)), t.Lock, at, t.Held)
 	}
 	gone := deletedOf(t, incarnations(src, tombs)[keyOf(t.Lock)])
 	d.Deleted = &gone

@@ -65,6 +65,15 @@ func New(src Source, logger *slog.Logger, now func() time.Time) *Handler {
 	return h
 }
 
+// WithRebuilt puts r's tenures, read back from the exporter's Events, before each lock's
+// observed history on every page and in the JSON (docs/events.md).
+func (h *Handler) WithRebuilt(r Rebuilt) *Handler {
+	if r != nil {
+		h.src = withRebuilt{h.src, r}
+	}
+	return h
+}
+
 // LinkGrafana makes the pages link to the shipped dashboards in the Grafana at base (an
 // absolute URL, validated by the caller): the list to the leases overview, each lock to its
 // lease-detail dashboard. "" links to none.

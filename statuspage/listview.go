@@ -51,8 +51,8 @@ type listPage struct {
 }
 
 // rowOf summarizes lk judged at at and formats it for the list page, with the strip of its
-// last hour when it keeps a history.
-func rowOf(lk *lock.Lease, at time.Time) row {
+// last hour when it keeps a history (rebuilt: its tenures read back from Events).
+func rowOf(lk *lock.Lease, at time.Time, rebuilt []lock.Tenure) row {
 	l := summarize(lk, at)
 	r := row{Namespace: l.Namespace, Name: l.Name, Kind: l.Kind, Class: l.Class, Holder: l.Holder, Held: l.Held,
 		Healthy: l.Healthy, Problems: l.Problems, URL: lockURL(l.Namespace, l.Name, l.Kind), RenewAge: seconds(l.RenewAgeSeconds),
@@ -68,7 +68,7 @@ func rowOf(lk *lock.Lease, at time.Time) row {
 		r.LastChangeV = float64(l.LastHolderChange.UnixMilli()) / 1e3
 	}
 	if h := lk.History(); h != nil {
-		r.Strip = strip(history(h.Snapshot(), lk, at, r.Held), at)
+		r.Strip = strip(history(merge(h.Snapshot(), rebuilt), lk, at, r.Held), at)
 	}
 	return r
 }

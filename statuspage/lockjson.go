@@ -45,16 +45,45 @@ func summarize(l *lock.Lease, at time.Time) Lease {
 	return s
 }
 
-// detail is l as judged at at, with its expiry and history.
-func detail(l *lock.Lease, at time.Time) Detail {
+// detail is l as judged at at, with its expiry and history, rebuilt tenures first.
+func detail(l *lock.Lease, at time.Time, rebuilt []lock.Tenure) Detail {
 	d := Detail{Lease: summarize(l, at), UID: l.UID.String(), FirstSeen: *timeOf(l.FirstSeen)}
 	if expiry, ok := l.Expiry(); ok {
 		d.Expiry = timeOf(expiry)
 	}
 	if h := l.History(); h != nil {
-		d.History = history(h.Snapshot(), l, at, d.Held)
+		d.History = history(merge(h.Snapshot(), rebuilt), l, at, d.Held)
 	}
 	return d
+}
+
+// rebuiltSlack is how far a rebuilt tenure may end after the first observed one begins and
+// still go before it: the writer's clock and this replica's, and the observed start, which
+// for a tenure found in a list is the holder's acquireTime corrected by its skew.
+const rebuiltSlack = 2_000_000 // µs
+
+// merge puts rebuilt tenures before snap's, those that ended before snap's first began: the
+// current tenure, and whatever the exporter observed, always come from the Lease and the
+// watch, and nothing read back from Events may contradict them.
+func merge(snap lock.HistorySnapshot, rebuilt []lock.Tenure) lock.HistorySnapshot {
+	if len(rebuilt) == 0 {
+		return snap
+	}
+	var before []lock.Tenure
+	for _, t := range rebuilt {
+		if t.Ended == lock.Holding {
+			continue
+		}
+		if len(snap.Tenures) > 0 && t.To > snap.Tenures[0].From+rebuiltSlack {
+			continue
+		}
+		before = append(before, t)
+	}
+	if len(before) == 0 {
+		return snap
+	}
+	snap.Tenures = append(before, snap.Tenures...)
+	return snap
 }
 
 // history formats snap, l's history, judged at at, when l is held or not.
@@ -70,7 +99,7 @@ func history(snap lock.HistorySnapshot, l *lock.Lease, at time.Time, held bool) 
 			end = atµ
 		}
 		tn := Tenure{Holder: t.Holder, From: *timeOf(t.From), LastRenew: *timeOf(t.LastRenew), Ended: t.Ended.String(),
-			SeenLive: t.Live, HeldSeconds: max(0, float64(end-t.From)/1e6)}
+			SeenLive: t.Live, Rebuilt: t.Rebuilt, HeldSeconds: max(0, float64(end-t.From)/1e6)}
 		if t.Ended != lock.Holding {
 			tn.To = timeOf(t.To)
 		}

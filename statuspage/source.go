@@ -13,3 +13,23 @@ type Source interface {
 	informer.DeletionView
 	Lookup(kind lock.Kind, namespace, name string) *lock.Lease
 }
+
+// Rebuilt is the history read back from the exporter's own Events (events.History): each
+// lock's tenures, by UID, that this process did not observe. Without --events there is none.
+type Rebuilt interface {
+	Tenures(uid string) []lock.Tenure
+}
+
+// withRebuilt is a Source with the rebuilt history (Handler.WithRebuilt).
+type withRebuilt struct {
+	Source
+	Rebuilt
+}
+
+// rebuiltOf returns the tenures src rebuilt for l, nil without any.
+func rebuiltOf(src Source, l *lock.Lease) []lock.Tenure {
+	if r, ok := src.(Rebuilt); ok {
+		return r.Tenures(l.UID.String())
+	}
+	return nil
+}

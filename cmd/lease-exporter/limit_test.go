@@ -21,7 +21,7 @@ func handlerFor(view cache, maxRequests int) http.Handler {
 
 func handlersFor(view cache, maxRequests int) handlers {
 	reg := prometheus.NewRegistry()
-	return newHandlers(&options{maxRequests: maxRequests}, reg, view, slog.New(slog.DiscardHandler))
+	return newHandlers(&options{maxRequests: maxRequests}, reg, view, nil, slog.New(slog.DiscardHandler))
 }
 
 // The status pages count against the same --web.max-requests as scrapes: with the only slot

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/common/version"
 
+	"github.com/lease-exporter/lease-exporter/events"
 	"github.com/lease-exporter/lease-exporter/informer"
 )
 
@@ -56,6 +57,13 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 	}
 	reg := newRegistry()
 	watch := opts.derived.informer
+	var writer *events.Writer
+	if eo := opts.derived.events; eo != nil {
+		if writer, err = newEventsWriter(cfg, *eo, logger, reg); err != nil {
+			return kubeConfigError{fmt.Errorf("build client from %s: %w", source, err)}
+		}
+		watch.Observer = writer
+	}
 	leases, err := informer.New(cfg, watch, logger.With("component", "informer"), reg)
 	if err != nil {
 		return kubeConfigError{fmt.Errorf("build client from %s: %w", source, err)}
@@ -73,8 +81,18 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 	leases.Start(informerCtx)
 	defer func() { stopInformers(); leases.Shutdown() }()
 	go logSynced(informerCtx, leases, logger)
+	var rebuilt *events.History
+	if writer != nil {
+		// Its own context, ended before the informers', so that it releases its election
+		// while the process still can.
+		eventsCtx, stopEvents := context.WithCancel(ctx)
+		defer func() { stopEvents(); writer.Wait() }()
+		if rebuilt, err = startEvents(eventsCtx, writer, leases, watch, logger); err != nil {
+			return err
+		}
+	}
 
-	srv := newServer(opts.telemetryPath, opts.routePrefix(), newHandlers(opts, reg, leases, logger), leases.HasSynced, opts.enablePprof)
+	srv := newServer(opts.telemetryPath, opts.routePrefix(), newHandlers(opts, reg, leases, rebuilt, logger), leases.HasSynced, opts.enablePprof)
 	return serve(ctx, srv, opts, logger)
 }
 

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/lease-exporter/lease-exporter/collector"
+	"github.com/lease-exporter/lease-exporter/events"
 	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/statuspage"
@@ -59,6 +60,13 @@ type options struct {
 	historyClasses string
 	// expect lists the locks that must exist (collector.Settings.Expected).
 	expect expectList
+	// events turns on Kubernetes Events for leadership changes (package events), with the
+	// flags below.
+	events        bool
+	eventsClasses string
+	eventsQPS     float64
+	eventsBurst   int
+	eventsLock    string
 	// derived is what the flags mean, once Validate has checked them (parseOptions sets it).
 	derived derived
 }
@@ -91,6 +99,11 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.watch.History.Renewals, "history.renewals", o.watch.History.Renewals, "Intervals between observed renewals kept per lock for the status pages.")
 	fs.StringVar(&o.historyClasses, "history.classes", o.historyClasses, "Comma-separated classes of locks that keep a history: leader-election, apiserver-identity, node-heartbeat.")
 	fs.DurationVar(&o.watch.History.Deleted, "history.deleted-retention", o.watch.History.Deleted, "How long the status pages keep a deleted lock of those classes (its last holder, history and when it went); 0 keeps none. Deletions are counted either way.")
+	fs.BoolVar(&o.events, "events", false, "Write a Kubernetes Event (events.k8s.io/v1) regarding the lock for every leadership change the exporter sees: LeaderChanged, LeaseExpired, LeaseReleased, LeaseDeleted, ExpectedLeaseMissing, PreferredHolderChanged; and rebuild the status pages' history from them at start. Needs create, patch and list on events.events.k8s.io, and a Lease of its own to elect one writer (docs/events.md).")
+	fs.StringVar(&o.eventsClasses, "events.classes", o.eventsClasses, "Comma-separated classes of locks whose changes make Events: leader-election, apiserver-identity, node-heartbeat.")
+	fs.Float64Var(&o.eventsQPS, "events.qps", o.eventsQPS, "Events per second the cluster-wide token bucket refills with; changes beyond it are dropped and counted (lease_exporter_events_dropped_total).")
+	fs.IntVar(&o.eventsBurst, "events.burst", o.eventsBurst, "Events the token bucket holds: how many changes at once are written in full.")
+	fs.StringVar(&o.eventsLock, "events.lock", "", "NAMESPACE/NAME of the Lease the replicas elect their one Events writer with; a sharded exporter adds -shard-<i>. Default: the Pod's namespace (POD_NAMESPACE) and "+events.DefaultLockName+".")
 	fs.BoolVar(&o.showVersion, "version", false, "Print version information and exit.")
 	for old, current := range hiddenAliases {
 		f := fs.Lookup(current)
@@ -135,6 +148,8 @@ func printUsage(fs *flag.FlagSet) {
 type derived struct {
 	informer   informer.Options
 	collectors collector.Settings
+	// events is nil without --events.
+	events *events.Options
 }
 
 // Validate reports the first invalid flag, naming it and saying what is expected, and returns
@@ -164,6 +179,9 @@ func (o *options) Validate() (derived, error) {
 	}
 	d.collectors = collector.Settings{Extended: o.extendedMetrics, PerLeaseNodeHeartbeats: o.nodeHeartbeats == nodeHeartbeatsPerLease,
 		Shard: o.shardLabel(), Expected: expected}
+	if d.events, err = o.eventsOptions(expected); err != nil {
+		return d, err
+	}
 	return d, o.validateServing()
 }
 
@@ -276,6 +294,10 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	o := &options{reachTimeout: 15 * time.Second, watch: informer.Options{WatchBatch: 250 * time.Millisecond, History: lock.DefaultHistory},
 		leaseCandidates: true}
 	o.historyClasses = classNames(lock.DefaultHistory.Classes)
+	// Node heartbeats make no Events by default: a zone outage would turn thousands of
+	// expiring heartbeats into as many Events.
+	o.eventsClasses = lock.ClassLeaderElection.String()
+	o.eventsQPS, o.eventsBurst = events.DefaultQPS, events.DefaultBurst
 	fs := flag.NewFlagSet("lease-exporter", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o.AddFlags(fs)
@@ -308,12 +330,38 @@ func splitList(s string) []string {
 }
 
 // parseClasses parses --history.classes.
-func parseClasses(s string) ([]lock.Class, error) {
+// eventsOptions checks the --events flags and returns what they mean, nil without --events.
+func (o *options) eventsOptions(expected []collector.ExpectedLock) (*events.Options, error) {
+	classes, err := parseClassesOf("events.classes", o.eventsClasses)
+	if err != nil || !o.events {
+		return nil, err
+	}
+	if o.eventsQPS <= 0 || o.eventsBurst < 1 {
+		return nil, fmt.Errorf("invalid --events.qps=%g --events.burst=%d: the rate must be positive and the bucket hold at least 1", o.eventsQPS, o.eventsBurst)
+	}
+	ns, name := events.LockNamespace(), events.DefaultLockName
+	if o.eventsLock != "" {
+		var ok bool
+		ns, name, ok = strings.Cut(o.eventsLock, "/")
+		if !ok || len(validation.IsDNS1123Label(ns)) > 0 || len(validation.IsDNS1123Subdomain(name)) > 0 {
+			return nil, fmt.Errorf("invalid --events.lock %q: want NAMESPACE/NAME of a Lease, such as monitoring/lease-exporter-events", o.eventsLock)
+		}
+	}
+	w := o.watch
+	return &events.Options{Classes: classes, Expected: expected, QPS: o.eventsQPS, Burst: o.eventsBurst,
+		Namespace: ns, Name: events.LockName(name, w.Shard, w.TotalShards), Identity: events.Identity(),
+		Shard: w.Shard, TotalShards: w.TotalShards}, nil
+}
+
+func parseClasses(s string) ([]lock.Class, error) { return parseClassesOf("history.classes", s) }
+
+// parseClassesOf parses the classes flag named flagName.
+func parseClassesOf(flagName, s string) ([]lock.Class, error) {
 	var out []lock.Class
 	for _, name := range splitList(s) {
 		c, ok := lock.ClassNamed(name)
 		if !ok {
-			return nil, fmt.Errorf("invalid --history.classes %q: unknown class %q; use %s", s, name, classNames(lock.Classes[:]))
+			return nil, fmt.Errorf("invalid --%s %q: unknown class %q; use %s", flagName, s, name, classNames(lock.Classes[:]))
 		}
 		out = append(out, c)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/lease-exporter/lease-exporter/collector"
+	"github.com/lease-exporter/lease-exporter/events"
 	"github.com/lease-exporter/lease-exporter/exposition"
 	"github.com/lease-exporter/lease-exporter/statuspage"
 )
@@ -56,13 +57,13 @@ type cache interface {
 // newHandlers wires everything that reads the cache, in this one place: every collector of
 // collector.Build's table from the settings Validate derived (the registered ones onto reg),
 // the exposition of them, and the status pages.
-func newHandlers(opts *options, reg *prometheus.Registry, c cache, logger *slog.Logger) handlers {
+func newHandlers(opts *options, reg *prometheus.Registry, c cache, rebuilt *events.History, logger *slog.Logger) handlers {
 	limit := newLimit(opts.maxRequests)
 	cs := collector.Build(c, opts.derived.collectors)
 	reg.MustRegister(cs.Registered...)
 	return handlers{
 		metrics: limit(exposition.NewHandler(reg, cs.Text, cs.Leases, logger)),
-		leases:  limit(statuspage.New(c, logger.With("component", "statuspage"), nil).LinkGrafana(opts.grafanaURL).Under(opts.routePrefix())),
+		leases:  limit(statuspage.New(c, logger.With("component", "statuspage"), nil).WithRebuilt(rebuilt).LinkGrafana(opts.grafanaURL).Under(opts.routePrefix())),
 	}
 }
 

@@ -34,7 +34,7 @@ func testServer(t *testing.T, synced bool, mutate func(*options)) *httptest.Serv
 	}
 	reg := newRegistry()
 	view := fakeView{synced: synced}
-	srv := httptest.NewServer(newServer(opts.telemetryPath, opts.routePrefix(), newHandlers(opts, reg, view, slog.New(slog.DiscardHandler)),
+	srv := httptest.NewServer(newServer(opts.telemetryPath, opts.routePrefix(), newHandlers(opts, reg, view, nil, slog.New(slog.DiscardHandler)),
 		view.HasSynced, opts.enablePprof).Handler)
 	t.Cleanup(srv.Close)
 	return srv

@@ -93,6 +93,10 @@ type Tenure struct {
 	Ended Ending
 	// Live says the tenure's start was seen live on the watch, not in a list or replay.
 	Live bool
+	// Rebuilt says the exporter did not observe the tenure itself but read it back from the
+	// Events a writer wrote (package events): before this process started, or seen by
+	// another replica.
+	Rebuilt bool
 }
 
 // History is the recent election history of one lock incarnation: its last tenures and the

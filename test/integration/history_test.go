@@ -34,6 +34,7 @@ type leaseDetail struct {
 			LastRenew        time.Time  `json:"last_renew"`
 			Ended            string     `json:"ended"`
 			SeenLive         bool       `json:"seen_live"`
+			Rebuilt          bool       `json:"rebuilt"`
 			GapBeforeSeconds *float64   `json:"gap_before_seconds"`
 		} `json:"tenures"`
 		RenewalIntervalsSeconds []float64 `json:"renewal_intervals_seconds"`

@@ -1,0 +1,237 @@
+package events
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/lease-exporter/lease-exporter/collector"
+	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
+)
+
+// ExpiredGrace is how long past its expiry a lock must stay untaken before LeaseExpired is
+// written: an elector polls every few seconds (client-go every 2 s), so an ordinary failover
+// takes the lock within this and makes one LeaderChanged, not an expiry and a change.
+const ExpiredGrace = 10 * time.Second
+
+// lockKey names a lock across kinds: a ConfigMap and a Lease may share namespace and name.
+type lockKey struct {
+	kind lock.Kind
+	key  string
+}
+
+func keyOf(l *lock.Lease) lockKey { return lockKey{l.Kind(), l.StoreKey()} }
+
+// tracked is what the tracker remembers of one lock between observations: what the records
+// alone do not say once they change (who held it before a release, since when).
+type tracked struct {
+	// holder is the current holder, or after a release the holder that released.
+	holder string
+	// since is when holder's tenure began (Unix µs, the exporter's clock), 0 if unknown.
+	since int64
+	// preferred is the last held record's spec.preferredHolder: client-go's release writes a
+	// record without it, and the handover it asked for is judged by the one before.
+	preferred string
+	// heldRenew is the ObservedRenewTime of the record the last sweep judged held, 0 after
+	// its expiry was written: LeaseExpired is written once, and only for an expiry this
+	// process saw happen (a lock found long expired at start-up is old news).
+	heldRenew int64
+}
+
+// tracker turns observations into Changes. Every replica tracks every observation, writer or
+// not, so the replica that becomes the writer knows who held each lock and which expiries
+// were already seen, and writes nothing twice. Store goroutines of several scopes call it
+// concurrently; a renewal, by far the commonest observation, returns before taking the lock.
+type tracker struct {
+	classes  [lock.NumClasses]bool
+	expected []collector.ExpectedLock
+	send     func(ref *corev1.ObjectReference, eventType string, c Change)
+
+	mu      sync.Mutex
+	locks   map[lockKey]*tracked
+	missing map[collector.ExpectedLock]bool
+}
+
+func newTracker(classes []lock.Class, expected []collector.ExpectedLock, send func(*corev1.ObjectReference, string, Change)) *tracker {
+	t := &tracker{expected: expected, send: send, locks: map[lockKey]*tracked{}, missing: map[collector.ExpectedLock]bool{}}
+	for _, c := range classes {
+		t.classes[c] = true
+	}
+	return t
+}
+
+// regarding is the reference an Event about l carries.
+func regarding(l *lock.Lease) *corev1.ObjectReference {
+	meta := l.GetObjectMeta()
+	gv := l.Kind().GVR().GroupVersion()
+	return &corev1.ObjectReference{APIVersion: gv.String(), Kind: l.Kind().String(), Namespace: l.Namespace(), Name: l.Name(),
+		UID: meta.GetUID(), ResourceVersion: meta.GetResourceVersion()}
+}
+
+// sinceOf is when l's holder took the lock, as far as one record tells: now if seen live,
+// else its acquireTime.
+func sinceOf(l *lock.Lease, now int64, live bool) int64 {
+	switch {
+	case l.Holder == "":
+		return 0
+	case live:
+		return now
+	case l.HasAcquireTime:
+		return l.AcquireTime
+	}
+	return 0
+}
+
+// Observed is informer.Observer's: the change from prev (nil at first sight) to rec, the
+// record about to be cached, seen at now (Unix µs), live on the watch or not.
+func (t *tracker) Observed(prev, rec *lock.Lease, now int64, live bool) {
+	if rec == prev || !t.classes[rec.Class] {
+		return
+	}
+	retaken := false
+	if prev != nil && prev.UID == rec.UID && prev.Holder == rec.Holder {
+		_, _, retaken = lock.Leaderless(prev, rec, now, live) // the same holder back after its lease expired
+		if !retaken && (rec.PreferredHolder() == "" || rec.PreferredHolder() == prev.PreferredHolder()) {
+			return // a renewal
+		}
+	}
+	type out struct {
+		c Change
+		t string
+	}
+	var outs []out
+	t.mu.Lock()
+	k := keyOf(rec)
+	s := t.locks[k]
+	if s == nil || prev == nil || prev.UID != rec.UID {
+		t.locks[k] = &tracked{holder: rec.Holder, since: sinceOf(rec, now, live), preferred: rec.PreferredHolder()}
+		t.mu.Unlock()
+		return // first sight of this incarnation: the exporter saw nothing change
+	}
+	switch {
+	case rec.Holder != "" && (rec.Holder != prev.Holder || retaken):
+		c := Change{Reason: ReasonLeaderChanged, Old: s.holder, New: rec.Holder, Held: unknown, Leaderless: unknown, Ended: lock.Unknown}
+		if µs, ended, ok := lock.Leaderless(prev, rec, now, live); ok {
+			c.Leaderless, c.Ended = time.Duration(µs)*time.Microsecond, ended
+		} else if prev.Holder == "" {
+			c.Ended = lock.Released
+		}
+		if (c.Ended == lock.Released || c.Ended == lock.Expired) && s.preferred != "" && s.preferred != c.Old {
+			c.Ended = lock.HandedOver
+		}
+		if s.since != 0 && c.Old != "" {
+			end := now
+			if c.Leaderless > 0 {
+				end -= c.Leaderless.Microseconds()
+			}
+			c.Held = time.Duration(max(0, end-s.since)) * time.Microsecond
+		}
+		typ := corev1.EventTypeNormal
+		if c.Ended == lock.Expired {
+			typ = corev1.EventTypeWarning // the leader died or stalled: a failover, not a handover
+		}
+		outs = append(outs, out{c, typ})
+		*s = tracked{holder: rec.Holder, since: sinceOf(rec, now, live), preferred: rec.PreferredHolder()}
+	case rec.Holder == "" && prev.Holder != "":
+		c := Change{Reason: ReasonLeaseReleased, Old: prev.Holder, Held: unknown, Ended: lock.Released}
+		if s.since != 0 {
+			c.Held = time.Duration(max(0, now-s.since)) * time.Microsecond
+		}
+		if s.preferred != "" && s.preferred != prev.Holder {
+			c.Ended = lock.HandedOver
+		}
+		outs = append(outs, out{c, corev1.EventTypeNormal})
+		s.holder, s.heldRenew = prev.Holder, 0
+	}
+	if p := rec.PreferredHolder(); rec.Holder != "" && p != "" && p != s.preferred {
+		outs = append(outs, out{Change{Reason: ReasonPreferredHolderChanged, Old: s.preferred, New: p, Strategy: rec.Strategy()}, corev1.EventTypeNormal})
+		s.preferred = p
+	}
+	t.mu.Unlock()
+	if len(outs) > 0 {
+		ref := regarding(rec)
+		for _, o := range outs {
+			t.send(ref, o.t, o.c)
+		}
+	}
+}
+
+// Gone is informer.Observer's: last, the last record of an incarnation that went at at.
+func (t *tracker) Gone(last *lock.Lease, at int64, live bool) {
+	if !t.classes[last.Class] {
+		return
+	}
+	t.mu.Lock()
+	delete(t.locks, keyOf(last))
+	t.mu.Unlock()
+	t.send(regarding(last), corev1.EventTypeNormal, Change{Reason: ReasonLeaseDeleted, Old: last.Holder, Still: last.Held(at)})
+}
+
+// sweep writes what happens without a write to the lock, judged at at (informer.JudgedAt,
+// frozen while the view is stale, so a broken watch expires nothing): a lock whose holder
+// stopped renewing and nobody took over, and an expected lock that does not exist. fresh
+// says the view is current; only then is a missing lock missing.
+func (t *tracker) sweep(view informer.View, has func(lock.Kind, string, string) bool, at int64, fresh bool) {
+	type expiry struct {
+		ref *corev1.ObjectReference
+		c   Change
+	}
+	var expired []expiry
+	view.Range(func(l *lock.Lease) {
+		if !t.classes[l.Class] || l.Holder == "" {
+			return
+		}
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		s := t.locks[keyOf(l)]
+		if s == nil {
+			return
+		}
+		if l.Held(at) {
+			s.heldRenew = l.ObservedRenewTime
+			return
+		}
+		past, ok := l.PastExpiry(at)
+		if !ok || s.heldRenew == 0 || s.heldRenew != l.ObservedRenewTime || past < ExpiredGrace.Microseconds() {
+			return
+		}
+		s.heldRenew = 0
+		c := Change{Reason: ReasonLeaseExpired, Old: l.Holder, Held: unknown, Leaderless: time.Duration(past) * time.Microsecond, Ended: lock.Expired}
+		if s.since != 0 {
+			c.Held = time.Duration(max(0, at-past-s.since)) * time.Microsecond
+		}
+		expired = append(expired, expiry{regarding(l), c})
+	})
+	for _, e := range expired {
+		t.send(e.ref, corev1.EventTypeWarning, e.c)
+	}
+	if !view.HasSynced() || !fresh {
+		return
+	}
+	for _, e := range t.expected {
+		present := has(e.Kind, e.Namespace, e.Name)
+		t.mu.Lock()
+		report := !present && !t.missing[e]
+		t.missing[e] = !present
+		t.mu.Unlock()
+		if report {
+			gv := e.Kind.GVR().GroupVersion()
+			ref := &corev1.ObjectReference{APIVersion: gv.String(), Kind: e.Kind.String(), Namespace: e.Namespace, Name: e.Name}
+			t.send(ref, corev1.EventTypeWarning, Change{Reason: ReasonExpectedLeaseMissing, Lock: e.String()})
+		}
+	}
+}
+
+// classList is the classes tracked, for logs.
+func (t *tracker) classList() []string {
+	var out []string
+	for _, c := range lock.Classes {
+		if t.classes[c] {
+			out = append(out, c.String())
+		}
+	}
+	return slices.Clip(out)
+}

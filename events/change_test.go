@@ -1,0 +1,183 @@
+package events
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/lease-exporter/lease-exporter/collector"
+	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
+)
+
+func reasons(ss []sent) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, s.c.Reason)
+	}
+	return out
+}
+
+// A crash failover, a graceful handover, a coordinated election's new preference and a
+// deletion each make their one Event, with the facts the note carries: renewals and first
+// sight make none.
+func TestTrackerTurnsEachLeadershipChangeIntoOneEvent(t *testing.T) {
+	r := &recorder{}
+	tr := newTracker([]lock.Class{lock.ClassLeaderElection}, nil, r.send)
+	f := newFeed(t, "kube-system", "scheduler", tr)
+
+	f.see("a", 0, false) // first sight, in the initial list
+	for s := 2; s <= 10; s += 2 {
+		f.see("a", time.Duration(s)*time.Second, true)
+	}
+	if got := r.take(); len(got) != 0 {
+		t.Fatalf("first sight and renewals sent %v, want nothing", reasons(got))
+	}
+	// a crashes after its renewal at 10 s; its lease (15 s) expires at 25 s; b takes over at 27 s.
+	f.see("b", 27*time.Second, true)
+	got := r.take()
+	if len(got) != 1 || got[0].c.Reason != ReasonLeaderChanged {
+		t.Fatalf("crash failover sent %v, want one LeaderChanged", reasons(got))
+	}
+	c := got[0].c
+	if c.Old != "a" || c.New != "b" || c.Ended != lock.Expired || c.Leaderless != 2*time.Second || got[0].typ != corev1.EventTypeWarning {
+		t.Errorf("crash failover: %+v (%s), want a→b, expired, 2s leaderless, Warning", c, got[0].typ)
+	}
+	if got[0].ref.Kind != "Lease" || got[0].ref.APIVersion != "coordination.k8s.io/v1" || got[0].ref.Namespace != "kube-system" ||
+		got[0].ref.Name != "scheduler" || got[0].ref.UID == "" {
+		t.Errorf("regarding %+v, want the Lease kube-system/scheduler with its UID", got[0].ref)
+	}
+	// b renews, then releases at 40 s; c takes the released lock at 40.5 s.
+	f.see("b", 29*time.Second, true)
+	f.see("", 40*time.Second, true)
+	f.see("c", 40*time.Second+500*time.Millisecond, true)
+	got = r.take()
+	if strings.Join(reasons(got), ",") != ReasonLeaseReleased+","+ReasonLeaderChanged {
+		t.Fatalf("graceful handover sent %v, want LeaseReleased, LeaderChanged", reasons(got))
+	}
+	if rel := got[0].c; rel.Old != "b" || rel.Held != 13*time.Second {
+		t.Errorf("release: %+v, want b after 13s (27 s to 40 s)", rel)
+	}
+	if ch := got[1].c; ch.Old != "b" || ch.New != "c" || ch.Ended != lock.Released || ch.Leaderless != 500*time.Millisecond || ch.Held != 13*time.Second || got[1].typ != corev1.EventTypeNormal {
+		t.Errorf("handover: %+v (%s), want b→c released after 13s, 0.5s leaderless, Normal", ch, got[1].typ)
+	}
+	// The API server names a preferred holder: one Event; its renewals repeat it: none.
+	f.preferred = "d"
+	f.see("c", 42*time.Second, true)
+	f.see("c", 44*time.Second, true)
+	got = r.take()
+	if len(got) != 1 || got[0].c.Reason != ReasonPreferredHolderChanged || got[0].c.New != "d" || got[0].c.Strategy != "OldestEmulationVersion" {
+		t.Fatalf("new preference sent %+v, want one PreferredHolderChanged to d", got)
+	}
+	// c yields by releasing to the preferred d: a handover.
+	f.see("", 45*time.Second, true)
+	if got = r.take(); len(got) != 1 || got[0].c.Ended != lock.HandedOver {
+		t.Fatalf("release to the preferred holder sent %+v, want one LeaseReleased ended handed_over", got)
+	}
+	tr.Gone(f.prev, t0.Add(50*time.Second).UnixMicro(), true)
+	if got = r.take(); len(got) != 1 || got[0].c.Reason != ReasonLeaseDeleted || got[0].c.Still {
+		t.Fatalf("deletion sent %+v, want one LeaseDeleted of a lock nobody held", got)
+	}
+}
+
+// A change found in a relist after a watch gap is written, saying the exporter cannot tell
+// how the tenure ended or how long the lock was leaderless: it does not guess.
+func TestTrackerDoesNotGuessWhatARelistHides(t *testing.T) {
+	r := &recorder{}
+	tr := newTracker([]lock.Class{lock.ClassLeaderElection}, nil, r.send)
+	f := newFeed(t, "ns", "l", tr)
+	f.see("a", 0, true)
+	f.see("b", 60*time.Second, false)
+	got := r.take()
+	if len(got) != 1 || got[0].c.Ended != lock.Unknown || got[0].c.Leaderless != unknown {
+		t.Fatalf("relisted change sent %+v, want one LeaderChanged, ended unknown, leaderless unknown", got)
+	}
+	if note := got[0].c.Note(); !strings.Contains(note, "unknown how") || strings.Contains(note, "Without a leader") {
+		t.Errorf("note %q: want it to say the ending is unknown and give no leaderless time", note)
+	}
+}
+
+// Only the classes asked for make Events: by default node heartbeats make none, whatever
+// they do.
+func TestTrackerIgnoresClassesNotAskedFor(t *testing.T) {
+	r := &recorder{}
+	tr := newTracker([]lock.Class{lock.ClassLeaderElection}, nil, r.send)
+	f := newFeed(t, "kube-node-lease", "node-1", tr)
+	f.see("node-1", 0, true)
+	f.see("node-1", 100*time.Second, true) // back after its lease lapsed
+	f.see("other", 200*time.Second, true)
+	tr.Gone(f.prev, t0.Add(300*time.Second).UnixMicro(), true)
+	if got := r.take(); len(got) != 0 {
+		t.Fatalf("node heartbeat sent %v, want nothing with the default classes", reasons(got))
+	}
+}
+
+// The sweep writes LeaseExpired once, ExpiredGrace after the expiry, for a lock it saw held,
+// and never while the view is stale (a broken watch is no expiry); an expected lock that does
+// not exist is written once per absence, only from a current, synced view.
+func TestSweepWritesExpiryOnceAndNothingFromAStaleView(t *testing.T) {
+	r := &recorder{}
+	missing := collector.ExpectedLock{Kind: lock.KindLease, Namespace: "kube-system", Name: "kube-scheduler"}
+	tr := newTracker([]lock.Class{lock.ClassLeaderElection}, []collector.ExpectedLock{missing}, r.send)
+	f := newFeed(t, "ns", "l", tr)
+	rec := f.see("a", 0, true) // expires at 15 s
+	v := &view{recs: []*lock.Lease{rec}, synced: true, existing: map[string]bool{}}
+	sweepAt := func(at time.Duration) {
+		now := t0.Add(at)
+		judged := informer.JudgedAt(v, now)
+		tr.sweep(v, v.Has, judged.UnixMicro(), !judged.Before(now))
+	}
+	sweepAt(5 * time.Second)
+	if got := r.take(); len(got) != 1 || got[0].c.Reason != ReasonExpectedLeaseMissing || !strings.Contains(got[0].c.Note(), "kube-system/kube-scheduler") {
+		t.Fatalf("first sweep sent %+v, want ExpectedLeaseMissing for kube-system/kube-scheduler", got)
+	}
+	// The watch breaks at 6 s: the view stays judged there, and nothing expires.
+	v.staleAt = t0.Add(6 * time.Second)
+	for s := 10; s <= 60; s += 10 {
+		sweepAt(time.Duration(s) * time.Second)
+	}
+	if got := r.take(); len(got) != 0 {
+		t.Fatalf("sweeps of a stale view sent %v, want nothing", reasons(got))
+	}
+	v.staleAt = time.Time{}
+	sweepAt(24 * time.Second) // expired 9 s ago: within the grace
+	if got := r.take(); len(got) != 0 {
+		t.Fatalf("sweep within the grace sent %v, want nothing", reasons(got))
+	}
+	sweepAt(26 * time.Second)
+	sweepAt(28 * time.Second)
+	got := r.take()
+	if len(got) != 1 || got[0].c.Reason != ReasonLeaseExpired || got[0].c.Old != "a" || got[0].typ != corev1.EventTypeWarning {
+		t.Fatalf("sweeps past the grace sent %+v, want one LeaseExpired of a", got)
+	}
+	if got[0].c.Leaderless != 11*time.Second || got[0].c.Held != 15*time.Second {
+		t.Errorf("expiry %+v: want expired 11s ago after holding 15s", got[0].c)
+	}
+	// The expected lock appears, then goes again: a second ExpectedLeaseMissing.
+	v.existing["Lease/kube-system/kube-scheduler"] = true
+	sweepAt(30 * time.Second)
+	delete(v.existing, "Lease/kube-system/kube-scheduler")
+	sweepAt(32 * time.Second)
+	sweepAt(34 * time.Second)
+	if got := r.take(); len(got) != 1 || got[0].c.Reason != ReasonExpectedLeaseMissing {
+		t.Fatalf("expected lock gone again sent %v, want one ExpectedLeaseMissing", reasons(got))
+	}
+}
+
+// A lock found expired at start-up is old news: the sweep writes no LeaseExpired for an
+// expiry it did not see happen.
+func TestSweepIgnoresLocksExpiredBeforeItLooked(t *testing.T) {
+	r := &recorder{}
+	tr := newTracker([]lock.Class{lock.ClassLeaderElection}, nil, r.send)
+	f := newFeed(t, "ns", "abandoned", tr)
+	rec := f.see("gone", 0, false)
+	v := &view{recs: []*lock.Lease{rec}, synced: true}
+	for s := 3600; s <= 3700; s += 20 {
+		tr.sweep(v, v.Has, t0.Add(time.Duration(s)*time.Second).UnixMicro(), true)
+	}
+	if got := r.take(); len(got) != 0 {
+		t.Fatalf("an hour-old expiry sent %v, want nothing", reasons(got))
+	}
+}

@@ -1,0 +1,303 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/flowcontrol"
+	"k8s.io/klog/v2"
+
+	"github.com/lease-exporter/lease-exporter/collector"
+	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
+)
+
+// ReportingController is the Events' reportingController: kubectl shows it as their source,
+// and the rebuild lists the Events by it.
+const ReportingController = "lease-exporter"
+
+// The defaults of the token bucket: a few leader changes a minute are the most a healthy
+// cluster makes (a control-plane upgrade moves each component's lock once or twice); a burst
+// of 25 takes a rolling restart of a few dozen operators whole.
+const (
+	DefaultQPS   = 0.5
+	DefaultBurst = 25
+)
+
+// forbiddenPause is how long the writer stops asking after the API server refused it an
+// Event for lack of permission: RBAC does not change by itself, and retrying every Event
+// would be a request per change for nothing.
+const forbiddenPause = time.Minute
+
+// sweepInterval is how often the writer looks for expiries and missing expected locks, which
+// no write to a lock announces.
+const sweepInterval = 2 * time.Second
+
+// Options configure the Events (the --events flags).
+type Options struct {
+	// Classes of locks whose changes make Events; others make none.
+	Classes []lock.Class
+	// Expected are the locks that must exist (--expect): ExpectedLeaseMissing.
+	Expected []collector.ExpectedLock
+	// QPS and Burst are the cluster-wide token bucket every Event takes a token from.
+	QPS   float64
+	Burst int
+	// Namespace and Name are the writer's election Lease (Elect).
+	Namespace, Name string
+	// Identity names this replica in that election.
+	Identity string
+	// Shard labels the metrics when TotalShards > 1.
+	Shard, TotalShards int
+	// Election timing; zero means client-go's defaults (15 s, 10 s, 2 s).
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (o Options) now() time.Time {
+	if o.Now == nil {
+		return time.Now()
+	}
+	return o.Now()
+}
+
+// Writer writes the Events. It is the informer's Observer (Observed, Gone), so it sees every
+// observation in order; it writes only while this replica is the elected writer (Run).
+type Writer struct {
+	*tracker
+	opts    Options
+	client  kubernetes.Interface
+	logger  *slog.Logger
+	limiter flowcontrol.RateLimiter
+
+	broadcaster events.EventBroadcaster
+	recorder    events.EventRecorder
+
+	writing         atomic.Bool
+	pausedUntil     atomic.Int64 // Unix ns until which writing is paused after a 403
+	forbiddenLogged atomic.Bool
+	rejectedLogged  atomic.Bool
+	// unreachableLogged: the first write that did not reach the API server was logged.
+	unreachableLogged atomic.Bool
+
+	written *prometheus.CounterVec
+	dropped *prometheus.CounterVec
+	retries prometheus.Counter
+	writer  prometheus.Gauge
+
+	done sync.WaitGroup
+}
+
+var _ informer.Observer = (*Writer)(nil)
+
+// The causes of lease_exporter_events_dropped_total.
+const (
+	droppedRateLimited = "rate_limited"
+	droppedForbidden   = "forbidden"
+	droppedRejected    = "rejected"
+)
+
+// New builds the writer over a client of the API server. Nothing is written until Run.
+func New(client kubernetes.Interface, opts Options, logger *slog.Logger, reg prometheus.Registerer) *Writer {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.QPS <= 0 {
+		opts.QPS = DefaultQPS
+	}
+	if opts.Burst <= 0 {
+		opts.Burst = DefaultBurst
+	}
+	var constLabels prometheus.Labels
+	if opts.TotalShards > 1 {
+		constLabels = prometheus.Labels{"shard": strconv.Itoa(opts.Shard)}
+	}
+	f := promauto.With(reg)
+	w := &Writer{opts: opts, client: client, logger: logger,
+		limiter: flowcontrol.NewTokenBucketRateLimiter(float32(opts.QPS), opts.Burst),
+		written: f.NewCounterVec(prometheus.CounterOpts{
+			Name:        "lease_exporter_events_written_total",
+			Help:        "Kubernetes Events the API server accepted from this replica, by reason (a repeat aggregated into an Event's series counts once more).",
+			ConstLabels: constLabels,
+		}, []string{"reason"}),
+		dropped: f.NewCounterVec(prometheus.CounterOpts{
+			Name:        "lease_exporter_events_dropped_total",
+			Help:        "Kubernetes Events this replica did not write, by cause: rate_limited (the token bucket, --events.qps and --events.burst, was empty), forbidden (RBAC refused it, or writing was paused for a minute after a refusal), rejected (the API server refused it otherwise).",
+			ConstLabels: constLabels,
+		}, []string{"cause"}),
+		retries: f.NewCounter(prometheus.CounterOpts{
+			Name:        "lease_exporter_events_write_retries_total",
+			Help:        "Event writes that did not reach the API server; client-go's broadcaster retries each up to 12 times, 10 s apart.",
+			ConstLabels: constLabels,
+		}),
+		writer: f.NewGauge(prometheus.GaugeOpts{
+			Name:        "lease_exporter_events_writer",
+			Help:        "1 while this replica is the elected writer of its shard's Events, else 0: exactly one replica per shard should be 1.",
+			ConstLabels: constLabels,
+		}),
+	}
+	for _, r := range Reasons {
+		w.written.WithLabelValues(r)
+	}
+	for _, c := range []string{droppedRateLimited, droppedForbidden, droppedRejected} {
+		w.dropped.WithLabelValues(c)
+	}
+	w.tracker = newTracker(opts.Classes, opts.Expected, w.send)
+	w.broadcaster = events.NewBroadcaster(&sink{inner: &events.EventSinkImpl{Interface: client.EventsV1()}, w: w})
+	w.recorder = w.broadcaster.NewRecorder(scheme.Scheme, ReportingController)
+	return w
+}
+
+// actions are the Events' action field: what the exporter saw happen to the lock.
+var actions = map[string]string{
+	ReasonLeaderChanged:          "Acquired",
+	ReasonLeaseExpired:           "Expired",
+	ReasonLeaseReleased:          "Released",
+	ReasonLeaseDeleted:           "Deleted",
+	ReasonExpectedLeaseMissing:   "Missing",
+	ReasonPreferredHolderChanged: "Preferred",
+}
+
+// send writes one Event, if this replica is the writer and a token is left. It never blocks:
+// the store's goroutine calls it, and the broadcaster writes on its own goroutines.
+func (w *Writer) send(ref *corev1.ObjectReference, eventType string, c Change) {
+	if !w.writing.Load() {
+		return
+	}
+	if w.opts.now().UnixNano() < w.pausedUntil.Load() {
+		w.dropped.WithLabelValues(droppedForbidden).Inc()
+		return
+	}
+	if !w.limiter.TryAccept() {
+		w.dropped.WithLabelValues(droppedRateLimited).Inc()
+		return
+	}
+	w.recorder.Eventf(ref, nil, eventType, c.Reason, actions[c.Reason], "%s", c.Note())
+}
+
+// Run writes Events until ctx ends: it starts the broadcaster, stands in the writer's
+// election, and sweeps view for expiries and missing expected locks. Wait returns once it
+// has released the election.
+func (w *Writer) Run(ctx context.Context, view SweptView) error {
+	if err := w.startBroadcaster(ctx); err != nil {
+		return fmt.Errorf("start event broadcaster: %w", err)
+	}
+	w.logger.Info("writing Kubernetes Events once elected", "election", w.opts.Namespace+"/"+w.opts.Name,
+		"identity", w.opts.Identity, "classes", w.classList(), "qps", w.opts.QPS, "burst", w.opts.Burst)
+	w.done.Add(2)
+	go func() {
+		defer w.done.Done()
+		w.elect(ctx)
+	}()
+	go func() {
+		defer w.done.Done()
+		t := time.NewTicker(sweepInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				now := w.opts.now()
+				at := informer.JudgedAt(view, now)
+				w.sweep(view, view.Has, at.UnixMicro(), !at.Before(now))
+			}
+		}
+	}()
+	return nil
+}
+
+// startBroadcaster starts writing to the sink. The broadcaster logs every failed write with
+// the whole Event through klog; the sink counts and logs them (result), once each, instead.
+func (w *Writer) startBroadcaster(ctx context.Context) error {
+	return w.broadcaster.StartRecordingToSinkWithContext(klog.NewContext(ctx, logr.Discard()))
+}
+
+// Wait waits for Run's goroutines (the election released) and shuts the broadcaster down.
+func (w *Writer) Wait() {
+	w.done.Wait()
+	w.broadcaster.Shutdown()
+}
+
+// SweptView is what the sweep reads: the informer's view and its expected-lock lookup.
+type SweptView interface {
+	informer.View
+	Has(kind lock.Kind, namespace, name string) bool
+}
+
+// Client is the writer's client of the API server, which the rebuild lists Events with.
+func (w *Writer) Client() kubernetes.Interface { return w.client }
+
+// Writing reports whether this replica is the elected writer now.
+func (w *Writer) Writing() bool { return w.writing.Load() }
+
+// sink is the broadcaster's EventSink: the API's, with every answer counted, and a refusal
+// for lack of permission logged once and pausing writes (no retry storm).
+type sink struct {
+	inner events.EventSink
+	w     *Writer
+}
+
+func (s *sink) Create(ctx context.Context, ev *eventsv1.Event) (*eventsv1.Event, error) {
+	out, err := s.inner.Create(ctx, ev)
+	s.w.result(ev, err)
+	return out, err
+}
+
+func (s *sink) Update(ctx context.Context, ev *eventsv1.Event) (*eventsv1.Event, error) {
+	out, err := s.inner.Update(ctx, ev)
+	s.w.result(ev, err)
+	return out, err
+}
+
+func (s *sink) Patch(ctx context.Context, ev *eventsv1.Event, data []byte) (*eventsv1.Event, error) {
+	out, err := s.inner.Patch(ctx, ev, data)
+	if apierrors.IsNotFound(err) {
+		return out, err // the broadcaster creates the Event instead; that answer counts
+	}
+	s.w.result(ev, err)
+	return out, err
+}
+
+// result counts one answer of the API server to an Event write.
+func (w *Writer) result(ev *eventsv1.Event, err error) {
+	var status apierrors.APIStatus
+	switch {
+	case err == nil:
+		w.written.WithLabelValues(ev.Reason).Inc()
+	case apierrors.IsForbidden(err):
+		w.dropped.WithLabelValues(droppedForbidden).Inc()
+		w.pausedUntil.Store(w.opts.now().Add(forbiddenPause).UnixNano())
+		if w.forbiddenLogged.CompareAndSwap(false, true) {
+			w.logger.Error("Kubernetes Events forbidden: grant the exporter's ServiceAccount create and patch on events.events.k8s.io (the chart does with events.enabled=true); metrics, alerts and pages are unaffected, and writing pauses a minute after each refusal",
+				"namespace", ev.Namespace, "reason", ev.Reason, "err", err)
+		}
+	case errors.As(err, &status):
+		w.dropped.WithLabelValues(droppedRejected).Inc()
+		if w.rejectedLogged.CompareAndSwap(false, true) {
+			w.logger.Warn("the API server rejected a Kubernetes Event; later rejections are only counted (lease_exporter_events_dropped_total{cause=\"rejected\"})",
+				"namespace", ev.Namespace, "reason", ev.Reason, "err", err)
+		}
+	default:
+		w.retries.Inc()
+		if w.unreachableLogged.CompareAndSwap(false, true) {
+			w.logger.Warn("cannot reach the API server to write a Kubernetes Event; client-go retries each up to 12 times, 10 s apart, and later failures are only counted (lease_exporter_events_write_retries_total)",
+				"namespace", ev.Namespace, "reason", ev.Reason, "err", err)
+		}
+	}
+}

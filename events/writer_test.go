@@ -1,0 +1,216 @@
+package events
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/lease-exporter/lease-exporter/informer/lock"
+)
+
+// syncBuffer is a log destination the test reads while the writer's goroutines write.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startWriter is a writer over a fake clientset that writes as if elected.
+func startWriter(t *testing.T, opts Options) (*Writer, *fake.Clientset, *prometheus.Registry, *syncBuffer) {
+	t.Helper()
+	client := fake.NewClientset()
+	reg := prometheus.NewRegistry()
+	var logs syncBuffer
+	if opts.Classes == nil {
+		opts.Classes = []lock.Class{lock.ClassLeaderElection}
+	}
+	w := New(client, opts, slog.New(slog.NewTextHandler(&logs, nil)), reg)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(func() { cancel(); w.broadcaster.Shutdown() })
+	if err := w.startBroadcaster(ctx); err != nil {
+		t.Fatal(err)
+	}
+	w.writing.Store(true)
+	return w, client, reg, &logs
+}
+
+func listEvents(t *testing.T, client *fake.Clientset, ns string) []eventsv1.Event {
+	t.Helper()
+	l, err := client.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.Items
+}
+
+func waitEvents(t *testing.T, client *fake.Clientset, ns string, n int) []eventsv1.Event {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		evs := listEvents(t, client, ns)
+		if len(evs) >= n {
+			return evs
+		}
+		if time.Now().After(end) {
+			t.Fatalf("%d Events written, want %d", len(evs), n)
+		}
+	}
+}
+
+// What the writer writes, the rebuild reads back into the history the exporter observed:
+// the same holders, endings and times, each marked rebuilt, and never the current tenure.
+func TestRebuildReadsBackTheHistoryTheWriterSaw(t *testing.T) {
+	w, client, _, _ := startWriter(t, Options{})
+	f := newFeed(t, "kube-system", "controller", w)
+	f.see("a", 0, true)
+	f.see("a", 2*time.Second, true)
+	f.see("b", 20*time.Second, true) // a expired at 17 s
+	f.see("b", 22*time.Second, true)
+	f.see("", 30*time.Second, true)
+	f.see("c", 31*time.Second, true)
+	f.see("c", 33*time.Second, true)
+	evs := waitEvents(t, client, "kube-system", 3)
+	for _, ev := range evs {
+		if ev.ReportingController != ReportingController || ev.Regarding.Name != "controller" || ev.Action == "" || ev.Note == "" {
+			t.Errorf("Event %s %q: regarding %s, controller %q, action %q; want the lock, %q, an action", ev.Reason, ev.Note, ev.Regarding.Name, ev.ReportingController, ev.Action, ReportingController)
+		}
+	}
+	observed := f.prev.History().Snapshot().Tenures
+	h := &History{}
+	st, err := Rebuild(context.Background(), client, nil, lock.DefaultHistory.Tenures, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Events != 3 || st.Locks != 1 || st.Unreadable != 0 {
+		t.Errorf("rebuild read %+v, want 3 Events of 1 lock, all readable", st)
+	}
+	rebuilt := h.Tenures(string(evs[0].Regarding.UID))
+	if len(rebuilt) != 2 || len(observed) != 3 {
+		t.Fatalf("rebuilt %+v and observed %+v: want the two ended tenures of the three", rebuilt, observed)
+	}
+	// The Events' times are when the writer wrote them, the test's wall clock, not the feed's
+	// synthetic one: compare holders and endings here (TestRebuiltTenuresKeepTheNotesTimes
+	// checks the times), and the length of a's tenure, whose start only its note says.
+	for i, r := range rebuilt {
+		o := observed[i]
+		if r.Holder != o.Holder || r.Ended != o.Ended || !r.Rebuilt || o.Rebuilt {
+			t.Errorf("tenure %d rebuilt %+v, observed %+v: want the same holder and ending, only the rebuilt one marked", i, r, o)
+		}
+	}
+	if got, want := rebuilt[0].To-rebuilt[0].From, observed[0].To-observed[0].From; got != want {
+		t.Errorf("a's tenure lasted %v rebuilt, %v observed", time.Duration(got)*time.Microsecond, time.Duration(want)*time.Microsecond)
+	}
+}
+
+// Rebuilt times come from the Events' times and what their notes measured: a change's
+// Event is written when the exporter saw the new holder, its note says how long the lock
+// was leaderless before, and a release's or expiry's says how long the holder held it.
+func TestRebuiltTenuresKeepTheNotesTimes(t *testing.T) {
+	s := func(sec float64) int64 { return t0.Add(time.Duration(sec * float64(time.Second))).UnixMicro() }
+	var ts tenures
+	ts.apply(s(20), Change{Reason: ReasonLeaderChanged, Old: "a", New: "b", Held: 17 * time.Second, Ended: lock.Expired, Leaderless: 3 * time.Second})
+	ts.apply(s(30), Change{Reason: ReasonLeaseReleased, Old: "b", Held: 10 * time.Second, Ended: lock.Released, Leaderless: unknown})
+	ts.apply(s(31), Change{Reason: ReasonLeaderChanged, Old: "b", New: "c", Held: 10 * time.Second, Ended: lock.Released, Leaderless: time.Second})
+	ts.apply(s(70), Change{Reason: ReasonLeaseExpired, Old: "c", Held: 24 * time.Second, Ended: lock.Expired, Leaderless: 15 * time.Second})
+	ts.apply(s(90), Change{Reason: ReasonLeaderChanged, Old: "c", New: "d", Held: 24 * time.Second, Ended: lock.Expired, Leaderless: 35 * time.Second})
+	want := []lock.Tenure{
+		{Holder: "a", From: s(0), LastRenew: s(17), To: s(17), Ended: lock.Expired, Rebuilt: true},
+		{Holder: "b", From: s(20), LastRenew: s(30), To: s(30), Ended: lock.Released, Live: true, Rebuilt: true},
+		{Holder: "c", From: s(31), LastRenew: s(55), To: s(55), Ended: lock.Expired, Live: true, Rebuilt: true},
+	}
+	got := ts.ended(10)
+	if len(got) != len(want) {
+		t.Fatalf("rebuilt %+v, want %+v (d's open tenure is the Lease's to say)", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("tenure %d: rebuilt %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if got := ts.ended(2); len(got) != 2 || got[0].Holder != "b" {
+		t.Errorf("ended(2) = %+v, want the newest two", got)
+	}
+}
+
+// The bucket bounds the Events whatever happens at once, and every one it turns away is
+// counted.
+func TestTokenBucketBoundsEventsAndCountsTheDropped(t *testing.T) {
+	w, client, reg, _ := startWriter(t, Options{Classes: []lock.Class{lock.ClassNodeHeartbeat}, QPS: 0.001, Burst: 5})
+	for i := range 200 {
+		f := newFeed(t, "kube-node-lease", "node-"+strings.Repeat("x", i%7)+string(rune('a'+i%26))+time.Duration(i).String(), w)
+		f.uid = "0b7d2a8e-4c1f-4d2a-9e3b-" + strings.Repeat("0", 9) + string(rune('a'+i/26%26)) + string(rune('a'+i%26)) + "0"
+		f.see("n", 0, true)
+		w.Gone(f.prev, t0.Add(time.Second).UnixMicro(), true)
+	}
+	waitEvents(t, client, "kube-node-lease", 5)
+	time.Sleep(200 * time.Millisecond)
+	if n := len(listEvents(t, client, "kube-node-lease")); n != 5 {
+		t.Errorf("%d Events written, want the bucket's 5", n)
+	}
+	if got := testutil.ToFloat64(w.dropped.WithLabelValues(droppedRateLimited)); got != 195 {
+		t.Errorf("lease_exporter_events_dropped_total{cause=rate_limited} %v, want 195", got)
+	}
+	if got := testutil.ToFloat64(w.written.WithLabelValues(ReasonLeaseDeleted)); got != 5 {
+		t.Errorf("lease_exporter_events_written_total{reason=LeaseDeleted} %v, want 5", got)
+	}
+	if _, err := reg.Gather(); err != nil {
+		t.Error(err)
+	}
+}
+
+// Events forbidden by RBAC: one clear log line naming the permission, a counter, and a
+// minute's pause in which nothing more is asked of the API server.
+func TestForbiddenEventsLogOncePauseAndCount(t *testing.T) {
+	w, client, _, logs := startWriter(t, Options{})
+	var creates atomic.Int32
+	client.PrependReactor("create", "events", func(k8stesting.Action) (bool, runtime.Object, error) {
+		creates.Add(1)
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "events.k8s.io", Resource: "events"}, "", nil)
+	})
+	f := newFeed(t, "ns", "l", w)
+	f.see("a", 0, true)
+	f.see("b", 20*time.Second, true)
+	for end := time.Now().Add(10 * time.Second); testutil.ToFloat64(w.dropped.WithLabelValues(droppedForbidden)) < 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the refusal was never counted")
+		}
+	}
+	for i := 3; i < 50; i++ {
+		f.see(string(rune('a'+i%20)), time.Duration(i)*20*time.Second, true)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := creates.Load(); n != 1 {
+		t.Errorf("%d create requests, want 1: writing pauses after a refusal", n)
+	}
+	if got := testutil.ToFloat64(w.dropped.WithLabelValues(droppedForbidden)); got != 48 {
+		t.Errorf("lease_exporter_events_dropped_total{cause=forbidden} %v, want 48 (1 refused, 47 paused)", got)
+	}
+	if n := strings.Count(logs.String(), "\n"); n != 1 || !strings.Contains(logs.String(), "create and patch on events.events.k8s.io") {
+		t.Errorf("log:\n%s\nwant one line naming the missing permission", logs.String())
+	}
+}

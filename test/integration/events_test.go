@@ -1,0 +1,421 @@
+package integration_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
+)
+
+// Issue 38: the exporter writes Kubernetes Events for the leadership changes it sees, from
+// one elected writer, and rebuilds its history from them after a restart.
+
+// startEventsExporter runs an exporter writing Events for ns's locks, electing its writer
+// with the Lease ns/lock (watched too: the exporter sees its own election).
+func startEventsExporter(t *testing.T, ns, lock string, flags ...string) *exporterproc.Exporter {
+	t.Helper()
+	return env.StartReady(t, env.Bin, append([]string{"--events", "--events.lock=" + ns + "/" + lock, "--namespaces=" + ns}, flags...)...)
+}
+
+// writing reports whether exp is its shard's elected Events writer (lease_exporter_events_writer).
+func writing(exp *exporterproc.Exporter) (bool, error) {
+	s, err := exp.Scrape()
+	if err != nil {
+		return false, err
+	}
+	w := s.Series("lease_exporter_events_writer", nil)
+	if len(w) != 1 {
+		return false, fmt.Errorf("%d lease_exporter_events_writer series, want 1", len(w))
+	}
+	return w[0].Value == 1, nil
+}
+
+// waitOneWriter waits until exactly one of exps writes, and returns it.
+func waitOneWriter(t *testing.T, exps ...*exporterproc.Exporter) *exporterproc.Exporter {
+	t.Helper()
+	var writer *exporterproc.Exporter
+	testsuite.Eventually(t, deadline, poll, "exactly one replica is elected to write Events", func() (bool, string) {
+		writer = nil
+		n := 0
+		for _, e := range exps {
+			w, err := writing(e)
+			if err != nil {
+				return false, err.Error()
+			}
+			if w {
+				writer, n = e, n+1
+			}
+		}
+		return n == 1, fmt.Sprintf("%d of %d replicas write", n, len(exps))
+	})
+	return writer
+}
+
+// eventsFor lists the exporter's Events regarding the lock ns/name, oldest first.
+func eventsFor(t *testing.T, ns, name string) []eventsv1.Event {
+	t.Helper()
+	l, err := env.Client.EventsV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []eventsv1.Event
+	for _, ev := range l.Items {
+		if ev.ReportingController == "lease-exporter" && ev.Regarding.Name == name {
+			out = append(out, ev)
+		}
+	}
+	slices.SortFunc(out, func(a, b eventsv1.Event) int { return a.EventTime.Compare(b.EventTime.Time) })
+	return out
+}
+
+func countReason(evs []eventsv1.Event, reason string) int {
+	n := 0
+	for _, ev := range evs {
+		if ev.Reason == reason {
+			n++
+			if ev.Series != nil {
+				n += int(ev.Series.Count) - 1
+			}
+		}
+	}
+	return n
+}
+
+// kubectlEvents runs the control plane's own kubectl (1.36 on the default matrix) as an
+// operator would: kubectl events --for lease/NAME -n NS.
+func kubectlEvents(t *testing.T, ns, name string) string {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(env.CP.AssetsDir(), "kubectl"), "--kubeconfig", env.CP.KubeconfigPath(),
+		"events", "--for", "lease/"+name, "-n", ns)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl events: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// historyOf is a lock's history from an exporter's JSON API as (holder, ended, rebuilt).
+func historyOf(t *testing.T, exp *exporterproc.Exporter, ns, name string) ([]string, error) {
+	t.Helper()
+	d, body, err := getDetail(t, exp.URL(), ns, name)
+	if err != nil {
+		return nil, err
+	}
+	if d.History == nil {
+		return nil, fmt.Errorf("no history: %s", body)
+	}
+	var out []string
+	for _, tn := range d.History.Tenures {
+		out = append(out, fmt.Sprintf("%s/%s/rebuilt=%v", tn.Holder, tn.Ended, tn.Rebuilt))
+	}
+	return out, nil
+}
+
+// A client-go elector fails over after a crash, then hands over gracefully: kubectl events
+// shows both with the right reasons and notes. The exporter is then killed and restarted,
+// and its page shows the transitions from before the restart, marked rebuilt.
+func TestEventsRecordFailoverAndHandoverAndSurviveRestart(t *testing.T) {
+	ns := newNamespace(t, "events")
+	exp := startEventsExporter(t, ns, "writer")
+	waitOneWriter(t, exp)
+	a := startCandidate(t, ns, "orders", "orders-a", false) // crashes: releases nothing
+	waitLeading(t, a)
+	b := startCandidate(t, ns, "orders", "orders-b", true)
+	a.Stop()
+	waitLeading(t, b)
+	c := startCandidate(t, ns, "orders", "orders-c", true)
+	b.Stop() // releases: c takes the lock without waiting for expiry
+	waitLeading(t, c)
+
+	var out string
+	testsuite.Eventually(t, deadline, poll, "kubectl events shows the failover and the handover", func() (bool, string) {
+		out = kubectlEvents(t, ns, "orders")
+		return strings.Count(out, "LeaderChanged") == 2 && strings.Count(out, "LeaseReleased") == 1, out
+	})
+	lines := strings.Split(out, "\n")
+	want := []struct{ typ, reason, note string }{
+		{"Warning", "LeaderChanged", `Leader changed from "orders-a" to "orders-b". The previous tenure lasted `},
+		{"Warning", "LeaderChanged", `It ended: its lease expired. Without a leader for `},
+		{"Normal", "LeaseReleased", `"orders-b" released the lock after holding it for `},
+		{"Normal", "LeaderChanged", `Leader changed from "orders-b" to "orders-c". The previous tenure lasted `},
+		{"Normal", "LeaderChanged", `It ended: it was released. Without a leader for `},
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(lines, func(l string) bool {
+			return strings.Contains(l, w.typ) && strings.Contains(l, w.reason) && strings.Contains(l, "Lease/orders") && strings.Contains(l, w.note)
+		}) {
+			t.Errorf("kubectl events has no %s %s line with %q:\n%s", w.typ, w.reason, w.note, out)
+		}
+	}
+	evs := eventsFor(t, ns, "orders")
+	for _, ev := range evs {
+		if ev.Regarding.Kind != "Lease" || ev.Regarding.UID == "" || ev.ReportingInstance == "" || ev.Action == "" {
+			t.Errorf("Event %s: regarding %+v, instance %q, action %q: want the Lease with its UID, an instance and an action",
+				ev.Reason, ev.Regarding, ev.ReportingInstance, ev.Action)
+		}
+	}
+
+	// Killed, not stopped: a crash keeps nothing. The restarted exporter lists the Events.
+	exp.Kill()
+	restarted := startEventsExporter(t, ns, "writer")
+	wantHistory := []string{"orders-a/expired/rebuilt=true", "orders-b/released/rebuilt=true", "orders-c//rebuilt=false"}
+	testsuite.Eventually(t, deadline, poll, "the restarted exporter shows the history from before the restart, rebuilt", func() (bool, string) {
+		h, err := historyOf(t, restarted, ns, "orders")
+		if err != nil {
+			return false, err.Error()
+		}
+		return slices.Equal(h, wantHistory), fmt.Sprintf("history %v, want %v", h, wantHistory)
+	})
+	if !strings.Contains(restarted.Logs(), "rebuilt history from Events") {
+		t.Errorf("restarted exporter's log does not say it rebuilt the history:\n%s", testsuite.Tail(restarted.Logs(), 20))
+	}
+	resp, err := http.Get(restarted.URL() + "/leases/" + ns + "/orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	page := string(body)
+	if strings.Count(page, "(rebuilt from Events)") != 2 {
+		t.Errorf("the detail page marks %d tenures rebuilt, want 2", strings.Count(page, "(rebuilt from Events)"))
+	}
+}
+
+// Two replicas: exactly one writes, a failover of their own election writes no Event twice
+// and loses none made after it, and the page of either replica shows the same history.
+func TestEventsOneWriterAcrossReplicas(t *testing.T) {
+	ns := newNamespace(t, "events-ha")
+	x := startEventsExporter(t, ns, "writer")
+	y := startEventsExporter(t, ns, "writer")
+	first := waitOneWriter(t, x, y)
+	survivor := y
+	if first == y {
+		survivor = x
+	}
+	a := startCandidate(t, ns, "jobs", "jobs-a", true)
+	waitLeading(t, a)
+	b := startCandidate(t, ns, "jobs", "jobs-b", true)
+	a.Stop()
+	waitLeading(t, b)
+	testsuite.Eventually(t, deadline, poll, "the handover's Events are written", func() (bool, string) {
+		evs := eventsFor(t, ns, "jobs")
+		return countReason(evs, "LeaderChanged") == 1 && countReason(evs, "LeaseReleased") == 1, fmt.Sprintf("%d Events", len(evs))
+	})
+
+	// The writer dies; the survivor is elected once the writer's Lease expires (15 s).
+	first.Kill()
+	if got := waitOneWriter(t, survivor); got != survivor {
+		t.Fatal("the surviving replica was not elected")
+	}
+	c := startCandidate(t, ns, "jobs", "jobs-c", true)
+	b.Stop()
+	waitLeading(t, c)
+	testsuite.Eventually(t, deadline, poll, "the second handover's Events are written by the survivor", func() (bool, string) {
+		evs := eventsFor(t, ns, "jobs")
+		return countReason(evs, "LeaderChanged") == 2 && countReason(evs, "LeaseReleased") == 2, fmt.Sprintf("%d Events", len(evs))
+	})
+	time.Sleep(3 * time.Second) // a duplicate would be written within the broadcaster's next tick
+	evs := eventsFor(t, ns, "jobs")
+	if n, m := countReason(evs, "LeaderChanged"), countReason(evs, "LeaseReleased"); n != 2 || m != 2 || len(evs) != 4 {
+		t.Errorf("%d Events (%d LeaderChanged, %d LeaseReleased) for two handovers, want exactly 4: no duplicates", len(evs), n, m)
+	}
+
+	// The killed replica restarts; its page, rebuilt, and the survivor's, observed, agree.
+	back := startEventsExporter(t, ns, "writer")
+	strip := func(h []string) []string {
+		out := make([]string, len(h))
+		for i, s := range h {
+			out[i] = s[:strings.LastIndex(s, "/")]
+		}
+		return out
+	}
+	testsuite.Eventually(t, deadline, poll, "both replicas' pages show the same history", func() (bool, string) {
+		hb, err := historyOf(t, back, ns, "jobs")
+		if err != nil {
+			return false, err.Error()
+		}
+		hs, err := historyOf(t, survivor, ns, "jobs")
+		if err != nil {
+			return false, err.Error()
+		}
+		return slices.Equal(strip(hb), strip(hs)) && len(hb) == 3, fmt.Sprintf("restarted %v, survivor %v", hb, hs)
+	})
+	if got := waitOneWriter(t, back, survivor); got != survivor {
+		t.Error("the restarted replica took the writer's Lease from a healthy writer")
+	}
+}
+
+// Events forbidden by RBAC: metrics and pages keep working, one log line names the missing
+// permission, and the metric counts what was not written; nothing retries in a loop.
+func TestEventsForbiddenKeepEverythingElseWorking(t *testing.T) {
+	ns := newNamespace(t, "events-rbac")
+	user := "events-forbidden"
+	ctx := context.Background()
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"get", "list", "watch", "create", "update"}}}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
+		Subjects: []rbacv1.Subject{{Kind: "User", Name: user}}}
+	rbac := env.Client.RbacV1()
+	if _, err := rbac.ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rbac.ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = rbac.ClusterRoleBindings().Delete(ctx, user, metav1.DeleteOptions{})
+		_ = rbac.ClusterRoles().Delete(ctx, user, metav1.DeleteOptions{})
+	})
+	kubeconfig, err := env.CP.KubeconfigForUser(user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := startEventsExporter(t, ns, "writer", "--kubeconfig="+kubeconfig)
+	waitOneWriter(t, exp)
+	pool, err := election.StartPool(ctx, env.Client, ns, "work", "work", 2, election.Fast, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.StopAll)
+	for i := range 3 { // three handovers: six Events to write, none allowed
+		l := pool.Leader()
+		for ; l == nil; l = pool.Leader() {
+			time.Sleep(poll)
+		}
+		pool.Remove(l)
+		c, err := election.Start(ctx, env.Client, ns, "work", fmt.Sprintf("work-new-%d", i), election.Fast, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool.Add(c)
+		for pool.Leader() == nil || pool.Leader() == l {
+			time.Sleep(poll)
+		}
+	}
+	testsuite.Eventually(t, deadline, poll, "the refusals are counted and the lock still exported", func() (bool, string) {
+		s, err := exp.Scrape()
+		if err != nil {
+			return false, err.Error()
+		}
+		dropped := s.Series("lease_exporter_events_dropped_total", map[string]string{"cause": "forbidden"})
+		held, ok := s.Value("lease_held", ns, "work")
+		return len(dropped) == 1 && dropped[0].Value >= 1 && ok && held == 1,
+			fmt.Sprintf("dropped %v, lease_held %v (%v)", dropped, held, ok)
+	})
+	logs := exp.Logs()
+	if n := strings.Count(logs, "Kubernetes Events forbidden"); n != 1 || !strings.Contains(logs, "create and patch on events.events.k8s.io") {
+		t.Errorf("%d lines say Events are forbidden, want exactly 1 naming the permission:\n%s", n, testsuite.Tail(logs, 30))
+	}
+	if !strings.Contains(logs, "cannot rebuild history from Events: grant the exporter's ServiceAccount list on events.events.k8s.io") {
+		t.Errorf("the log does not say the history could not be rebuilt for lack of list on events:\n%s", testsuite.Tail(logs, 30))
+	}
+	if n := len(eventsFor(t, ns, "work")); n != 0 {
+		t.Errorf("%d Events written without permission", n)
+	}
+	if err := exp.WaitReady(ctx, time.Second); err != nil {
+		t.Errorf("not ready with Events forbidden: %v", err)
+	}
+}
+
+// 5,000 node heartbeats expire at once (a zone outage). With the default classes no Event is
+// written; with node heartbeats asked for, the token bucket holds and the drop counter says
+// how many were dropped.
+func TestEventsNodeHeartbeatStormIsBounded(t *testing.T) {
+	env.Exclusive(t) // 5,000 expired heartbeats would show on every other test's node summary
+	const nodes, burst = 5000, 25
+	const ns = "kube-node-lease"
+	quiet := startEventsExporter(t, ns, "quiet-writer")
+	storm := startEventsExporter(t, ns, "storm-writer", "--events.classes=leader-election,node-heartbeat", "--events.qps=1", fmt.Sprintf("--events.burst=%d", burst))
+	waitOneWriter(t, quiet)
+	waitOneWriter(t, storm)
+	created := time.Now()
+	createHeartbeats(t, ns, nodes, 20)
+	t.Cleanup(func() {
+		_ = quiet.Stop()
+		_ = storm.Stop()
+		err := env.Client.CoordinationV1().Leases(ns).DeleteCollection(context.Background(), metav1.DeleteOptions{},
+			metav1.ListOptions{LabelSelector: "lease-exporter.test/storm"})
+		if err != nil {
+			t.Errorf("delete the heartbeats: %v", err)
+		}
+	})
+	var written, dropped float64
+	testsuite.Eventually(t, 3*time.Minute, time.Second, "every expiry is written or counted as dropped", func() (bool, string) {
+		s, err := storm.Scrape()
+		if err != nil {
+			return false, err.Error()
+		}
+		written, dropped = 0, 0
+		for _, v := range s.Series("lease_exporter_events_written_total", map[string]string{"reason": "LeaseExpired"}) {
+			written += v.Value
+		}
+		for _, v := range s.Series("lease_exporter_events_dropped_total", map[string]string{"cause": "rate_limited"}) {
+			dropped += v.Value
+		}
+		return written+dropped == nodes, fmt.Sprintf("%v written, %v dropped", written, dropped)
+	})
+	elapsed := time.Since(created)
+	if max := float64(burst) + elapsed.Seconds()*1; written > max {
+		t.Errorf("%v LeaseExpired Events in %s, the bucket allows at most %v", written, elapsed.Round(time.Second), max)
+	}
+	t.Logf("%d heartbeats expired: %v Events written, %v dropped in %s", nodes, written, dropped, elapsed.Round(time.Second))
+	s, err := quiet.Scrape()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"lease_exporter_events_written_total", "lease_exporter_events_dropped_total"} {
+		for _, v := range s.Series(m, nil) {
+			if v.Value != 0 {
+				t.Errorf("the default classes: %s%v = %v, want 0", m, v.Labels, v.Value)
+			}
+		}
+	}
+}
+
+// createHeartbeats creates n node-heartbeat Leases in ns renewed now with duration seconds,
+// that nobody renews after, in parallel.
+func createHeartbeats(t *testing.T, ns string, n int, seconds int32) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	work := make(chan int)
+	for range 16 {
+		wg.Go(func() {
+			for i := range work {
+				holder := fmt.Sprintf("storm-node-%05d", i)
+				now := metav1.NewMicroTime(time.Now())
+				l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: holder, Labels: map[string]string{"lease-exporter.test/storm": "true"}},
+					Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds, RenewTime: &now, AcquireTime: &now}}
+				if _, err := env.Client.CoordinationV1().Leases(ns).Create(context.Background(), l, metav1.CreateOptions{}); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	for i := range n {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("create heartbeat: %v", err)
+	}
+}
