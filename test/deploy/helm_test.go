@@ -219,3 +219,32 @@ func TestHelmRejectsBadValues(t *testing.T) {
 		}
 	}
 }
+
+// TestHelmEventsOptions: events.enabled grants the Events writer's election per shard, in the
+// release namespace, under the release's name, and passes the chosen classes and bucket on;
+// disabled, nothing of it is rendered.
+func TestHelmEventsOptions(t *testing.T) {
+	root := tools.RepoRoot(t)
+	out := run(t, root, tools.HelmEnv(t), tools.Helm(t), "template", "observability", root+"/"+chartDir, "--namespace", "obs",
+		"--set", "events.enabled=true,sharding.totalShards=3,events.qps=2,events.burst=50", "--set-json", `events.classes=["leader-election","node-heartbeat"]`)
+	objs := decodeObjects(t, out)
+	checkInvariants(t, objs, "obs")
+	for _, d := range ofKind(objs, "Deployment") {
+		args := list(d.get("spec", "template", "spec", "containers", "0", "args"))
+		if len(args) == 0 {
+			args = list(asMap(list(d.get("spec", "template", "spec", "containers"))[0])["args"])
+		}
+		for _, want := range []string{"--events", "--events.lock=obs/observability-lease-exporter-events", "--events.classes=leader-election,node-heartbeat",
+			"--events.qps=2", "--events.burst=50"} {
+			if !slices.Contains(args, any(want)) {
+				t.Errorf("%s args %v lack %s", d.key(), args, want)
+			}
+		}
+	}
+	off := decodeObjects(t, run(t, root, tools.HelmEnv(t), tools.Helm(t), "template", "observability", root+"/"+chartDir, "--namespace", "obs"))
+	for _, o := range off {
+		if strings.Contains(compact(o), "events") && o.kind() != "ConfigMap" {
+			t.Errorf("events.enabled=false renders %s mentioning events", o.key())
+		}
+	}
+}

@@ -30,6 +30,7 @@ var variants = []variant{
 	{overlay: "control-plane-locks", helmArgs: []string{"-f", "deploy/helm/lease-exporter/examples/control-plane-locks.yaml"}},
 	{overlay: "prometheus-operator", helmArgs: []string{"--set", "serviceMonitor.enabled=true,prometheusRule.enabled=true,dashboards.enabled=true"}},
 	{overlay: "perses", helmArgs: []string{"--set", "dashboards.perses.enabled=true"}},
+	{overlay: "events", helmArgs: []string{"--set", "events.enabled=true"}},
 }
 
 // TestEveryOverlayHasAHelmTwin keeps the variants table complete: a new overlay must say which
@@ -151,6 +152,84 @@ var leaseRule = []any{map[string]any{
 	"verbs":     []any{"list", "watch"},
 }}
 
+// eventsRule is what --events adds to the lock-reading RBAC: writing Events, and listing
+// them for the history's rebuild.
+var eventsRule = map[string]any{"apiGroups": []any{"events.k8s.io"}, "resources": []any{"events"}, "verbs": []any{"create", "patch", "list"}}
+
+// eventsEnabled reports whether the Deployments run with --events (all or none of them).
+func eventsEnabled(deps []object) bool {
+	for _, d := range deps {
+		for _, ctr := range list(d.get("spec", "template", "spec", "containers")) {
+			if slices.Contains(list(asMap(ctr)["args"]), any("--events")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkEventsRBAC checks the Events writer's election RBAC and returns the other Roles and
+// RoleBindings: with --events, exactly one Role and RoleBinding named after the --events.lock
+// Lease, in ns, for the ServiceAccount, that may create Leases and get and update only the
+// election's (one per shard); without, none.
+func checkEventsRBAC(t *testing.T, roles, bindings, deps []object, events bool, sa, ns string) (otherRoles, otherBindings []object) {
+	t.Helper()
+	var lockName string
+	var leases []any
+	for _, d := range deps {
+		shard := ""
+		for _, ctr := range list(d.get("spec", "template", "spec", "containers")) {
+			for _, a := range list(asMap(ctr)["args"]) {
+				if v, ok := strings.CutPrefix(fmt.Sprint(a), "--events.lock="); ok {
+					lockName = v
+				}
+				if v, ok := strings.CutPrefix(fmt.Sprint(a), "--shard="); ok {
+					shard = "-shard-" + v
+				}
+			}
+		}
+		if events {
+			_, name, _ := strings.Cut(lockName, "/")
+			leases = append(leases, name+shard)
+		}
+	}
+	want := map[string]any{}
+	if events {
+		lockNS, name, _ := strings.Cut(lockName, "/")
+		if lockNS != ns || name == "" {
+			t.Errorf("--events.lock=%s, want a Lease in the exporter's namespace %s", lockName, ns)
+		}
+		want = map[string]any{"Role/" + ns + "/" + name: []any{
+			map[string]any{"apiGroups": []any{"coordination.k8s.io"}, "resources": []any{"leases"}, "verbs": []any{"create"}},
+			map[string]any{"apiGroups": []any{"coordination.k8s.io"}, "resources": []any{"leases"}, "resourceNames": leases, "verbs": []any{"get", "update"}},
+		}}
+	}
+	for _, r := range roles {
+		if rules, ok := want[r.key()]; ok {
+			if !reflect.DeepEqual(r.get("rules"), rules) {
+				t.Errorf("%s rules = %s, want only %s (the Events writer's election)", r.key(), compact(r.get("rules")), compact(rules))
+			}
+			delete(want, r.key())
+			continue
+		}
+		otherRoles = append(otherRoles, r)
+	}
+	for k := range want {
+		t.Errorf("--events but no %s for the writer's election", k)
+	}
+	for _, b := range bindings {
+		if events && strings.HasSuffix(b.name(), "-events") && b.namespace() == ns {
+			wantSubjects := []any{map[string]any{"kind": "ServiceAccount", "name": sa, "namespace": ns}}
+			if b.get("roleRef", "name") != b.name() || !reflect.DeepEqual(b.get("subjects"), wantSubjects) {
+				t.Errorf("%s binds %s to %s, want its Role to the exporter's ServiceAccount", b.key(), compact(b.get("roleRef")), compact(b.get("subjects")))
+			}
+			continue
+		}
+		otherBindings = append(otherBindings, b)
+	}
+	return otherRoles, otherBindings
+}
+
 // lockRule is the RBAC rule of the lock kind whose resource --locks names, as informer's
 // lock kinds table gives it.
 func lockRule(resource string) any {
@@ -226,6 +305,11 @@ func checkInvariants(t *testing.T, objs []object, ns string) {
 		t.Errorf("ServiceAccount automountServiceAccountToken = %v, want false", sa.get("automountServiceAccountToken"))
 	}
 
+	// The Events writer's election Role (--events) is checked on its own (checkEventsRBAC);
+	// the rest is the lock-reading RBAC.
+	events := eventsEnabled(byKind["Deployment"])
+	byKind["Role"], byKind["RoleBinding"] = checkEventsRBAC(t, byKind["Role"], byKind["RoleBinding"], byKind["Deployment"], events, sa.name(), ns)
+
 	// RBAC: list+watch on leases and leasecandidates, nothing else, bound to that ServiceAccount only.
 	roles := append(append([]object{}, byKind["ClusterRole"]...), byKind["Role"]...)
 	if len(roles) == 0 {
@@ -239,9 +323,12 @@ func checkInvariants(t *testing.T, objs []object, ns string) {
 	for _, kind := range lockKinds(byKind["Deployment"]) {
 		wantRules = append(wantRules, lockRule(kind))
 	}
+	if events {
+		wantRules = append(wantRules, eventsRule)
+	}
 	for _, r := range roles {
 		if !reflect.DeepEqual(r.get("rules"), wantRules) {
-			t.Errorf("%s rules = %s, want only %s (list+watch on leases and leasecandidates, and on the enabled annotation locks' resources)", r.key(), compact(r.get("rules")), compact(wantRules))
+			t.Errorf("%s rules = %s, want only %s (list+watch on leases and leasecandidates, and on the enabled annotation locks' resources; create, patch and list on events with --events)", r.key(), compact(r.get("rules")), compact(wantRules))
 		}
 	}
 	bindings := append(append([]object{}, byKind["ClusterRoleBinding"]...), byKind["RoleBinding"]...)

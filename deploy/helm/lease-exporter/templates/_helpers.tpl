@@ -81,6 +81,16 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
     {{- toYaml .verbs | nindent 4 }}
 {{- end }}
 {{- end }}
+{{- if .Values.events.enabled }}
+- apiGroups:
+    - events.k8s.io
+  resources:
+    - events
+  verbs:
+    - create
+    - patch
+    - list
+{{- end }}
 {{- end }}
 
 {{/*
