@@ -18,6 +18,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/lease-exporter/lease-exporter/informer/sharding"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
@@ -417,5 +418,79 @@ func createHeartbeats(t *testing.T, ns string, n int, seconds int32) {
 	close(errs)
 	for err := range errs {
 		t.Fatalf("create heartbeat: %v", err)
+	}
+}
+
+// Sharded: each shard elects its own writer (its Lease ends -shard-<i>) and writes only for
+// its own locks, so every change is written once, by the shard that owns the lock.
+func TestEventsEachShardWritesOnlyItsOwnLocks(t *testing.T) {
+	ns := newNamespace(t, "events-shards")
+	shards := []*exporterproc.Exporter{
+		startEventsExporter(t, ns, "writer", "--shard=0", "--total-shards=2"),
+		startEventsExporter(t, ns, "writer", "--shard=1", "--total-shards=2"),
+	}
+	for _, s := range shards {
+		waitOneWriter(t, s) // each alone in its shard's election
+	}
+	ctx := context.Background()
+	leases := env.Client.CoordinationV1().Leases(ns)
+	owned := [2]int{}
+	var names []string
+	for i := range 8 {
+		name := fmt.Sprintf("lock-%d", i)
+		names = append(names, name)
+		owned[sharding.Of(ns, name, 2)]++
+		holder, seconds, now := "a", int32(60), metav1.NewMicroTime(time.Now())
+		l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds, RenewTime: &now, AcquireTime: &now}}
+		if _, err := leases.Create(ctx, l, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if owned[0] == 0 || owned[1] == 0 {
+		t.Fatalf("the locks fall to shards %v: the test needs both", owned)
+	}
+	testsuite.Eventually(t, deadline, poll, "each shard exports its locks held by a", func() (bool, string) {
+		for _, name := range names {
+			exp := shards[sharding.Of(ns, name, 2)]
+			s, err := exp.Scrape()
+			if err != nil {
+				return false, err.Error()
+			}
+			if held, ok := s.Value("lease_held", ns, name); !ok || held != 1 {
+				return false, name + " not exported yet"
+			}
+		}
+		return true, ""
+	})
+	for _, name := range names { // b takes every lock over
+		l, err := leases.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		holder, now := "b", metav1.NewMicroTime(time.Now())
+		l.Spec.HolderIdentity, l.Spec.RenewTime, l.Spec.AcquireTime = &holder, &now, &now
+		if _, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	testsuite.Eventually(t, deadline, poll, "each shard writes one LeaderChanged per lock it owns", func() (bool, string) {
+		var got [2]float64
+		for i, s := range shards {
+			sc, err := s.Scrape()
+			if err != nil {
+				return false, err.Error()
+			}
+			for _, v := range sc.Series("lease_exporter_events_written_total", map[string]string{"reason": "LeaderChanged", "shard": fmt.Sprint(i)}) {
+				got[i] += v.Value
+			}
+		}
+		return got[0] == float64(owned[0]) && got[1] == float64(owned[1]), fmt.Sprintf("written %v, owned %v", got, owned)
+	})
+	time.Sleep(2 * time.Second)
+	for _, name := range names {
+		if n := countReason(eventsFor(t, ns, name), "LeaderChanged"); n != 1 {
+			t.Errorf("%s: %d LeaderChanged Events, want 1", name, n)
+		}
 	}
 }
