@@ -12,10 +12,17 @@ import (
 	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
-// ExpiredGrace is how long past its expiry a lock must stay untaken before LeaseExpired is
-// written: an elector polls every few seconds (client-go every 2 s), so an ordinary failover
-// takes the lock within this and makes one LeaderChanged, not an expiry and a change.
-const ExpiredGrace = 10 * time.Second
+// MinExpiredGrace is the least time past its expiry a lock must stay untaken before
+// LeaseExpired is written; the grace is the lock's lease duration when that is longer. An
+// elector's followers poll well within a lease duration (client-go every 2 s of 15 s,
+// OpenShift's every 26 s of 137 s), so an ordinary failover takes the lock within the grace
+// and makes one LeaderChanged, not an expiry and a change.
+const MinExpiredGrace = 10 * time.Second
+
+// expiredGrace is how long past its expiry l must stay untaken before LeaseExpired, in µs.
+func expiredGrace(l *lock.Lease) int64 {
+	return max(MinExpiredGrace, time.Duration(l.DurationSeconds)*time.Second).Microseconds()
+}
 
 // lockKey names a lock across kinds: a ConfigMap and a Lease may share namespace and name.
 type lockKey struct {
@@ -28,6 +35,9 @@ func keyOf(l *lock.Lease) lockKey { return lockKey{l.Kind(), l.StoreKey()} }
 // tracked is what the tracker remembers of one lock between observations: what the records
 // alone do not say once they change (who held it before a release, since when).
 type tracked struct {
+	// uid is the incarnation tracked: a relist that shows a lock recreated observes the new
+	// incarnation before it reports the old one gone, which must not forget the new one.
+	uid string
 	// holder is the current holder, or after a release the holder that released.
 	holder string
 	// since is when holder's tenure began (Unix µs, the exporter's clock), 0 if unknown.
@@ -48,14 +58,16 @@ type tracked struct {
 type tracker struct {
 	classes  [lock.NumClasses]bool
 	expected []collector.ExpectedLock
-	send     func(ref *corev1.ObjectReference, eventType string, c Change)
+	// send hands an Event to the writer; false when this replica is not the writer, so an
+	// ExpectedLeaseMissing is stated by whichever replica is elected.
+	send func(ref *corev1.ObjectReference, eventType string, c Change) bool
 
 	mu      sync.Mutex
 	locks   map[lockKey]*tracked
 	missing map[collector.ExpectedLock]bool
 }
 
-func newTracker(classes []lock.Class, expected []collector.ExpectedLock, send func(*corev1.ObjectReference, string, Change)) *tracker {
+func newTracker(classes []lock.Class, expected []collector.ExpectedLock, send func(*corev1.ObjectReference, string, Change) bool) *tracker {
 	t := &tracker{expected: expected, send: send, locks: map[lockKey]*tracked{}, missing: map[collector.ExpectedLock]bool{}}
 	for _, c := range classes {
 		t.classes[c] = true
@@ -107,7 +119,7 @@ func (t *tracker) Observed(prev, rec *lock.Lease, now int64, live bool) {
 	k := keyOf(rec)
 	s := t.locks[k]
 	if s == nil || prev == nil || prev.UID != rec.UID {
-		t.locks[k] = &tracked{holder: rec.Holder, since: sinceOf(rec, now, live), preferred: rec.PreferredHolder()}
+		t.locks[k] = &tracked{uid: string(rec.GetObjectMeta().GetUID()), holder: rec.Holder, since: sinceOf(rec, now, live), preferred: rec.PreferredHolder()}
 		t.mu.Unlock()
 		return // first sight of this incarnation: the exporter saw nothing change
 	}
@@ -122,7 +134,7 @@ func (t *tracker) Observed(prev, rec *lock.Lease, now int64, live bool) {
 		if (c.Ended == lock.Released || c.Ended == lock.Expired) && s.preferred != "" && s.preferred != c.Old {
 			c.Ended = lock.HandedOver
 		}
-		if s.since != 0 && c.Old != "" {
+		if s.since != 0 && c.Old != "" && live { // after a relist, the tenure ended somewhere in the gap
 			end := now
 			if c.Leaderless > 0 {
 				end -= c.Leaderless.Microseconds()
@@ -134,10 +146,10 @@ func (t *tracker) Observed(prev, rec *lock.Lease, now int64, live bool) {
 			typ = corev1.EventTypeWarning // the leader died or stalled: a failover, not a handover
 		}
 		outs = append(outs, out{c, typ})
-		*s = tracked{holder: rec.Holder, since: sinceOf(rec, now, live), preferred: rec.PreferredHolder()}
+		*s = tracked{uid: s.uid, holder: rec.Holder, since: sinceOf(rec, now, live), preferred: rec.PreferredHolder()}
 	case rec.Holder == "" && prev.Holder != "":
 		c := Change{Reason: ReasonLeaseReleased, Old: prev.Holder, Held: unknown, Ended: lock.Released}
-		if s.since != 0 {
+		if s.since != 0 && live {
 			c.Held = time.Duration(max(0, now-s.since)) * time.Microsecond
 		}
 		if s.preferred != "" && s.preferred != prev.Holder {
@@ -165,7 +177,9 @@ func (t *tracker) Gone(last *lock.Lease, at int64, live bool) {
 		return
 	}
 	t.mu.Lock()
-	delete(t.locks, keyOf(last))
+	if s := t.locks[keyOf(last)]; s != nil && s.uid == string(last.GetObjectMeta().GetUID()) {
+		delete(t.locks, keyOf(last))
+	}
 	t.mu.Unlock()
 	t.send(regarding(last), corev1.EventTypeNormal, Change{Reason: ReasonLeaseDeleted, Old: last.Holder, Still: last.Held(at)})
 }
@@ -195,7 +209,7 @@ func (t *tracker) sweep(view informer.View, has func(lock.Kind, string, string) 
 			return
 		}
 		past, ok := l.PastExpiry(at)
-		if !ok || s.heldRenew == 0 || s.heldRenew != l.ObservedRenewTime || past < ExpiredGrace.Microseconds() {
+		if !ok || s.heldRenew == 0 || s.heldRenew != l.ObservedRenewTime || past < expiredGrace(l) {
 			return
 		}
 		s.heldRenew = 0
@@ -212,15 +226,24 @@ func (t *tracker) sweep(view informer.View, has func(lock.Kind, string, string) 
 		return
 	}
 	for _, e := range t.expected {
-		present := has(e.Kind, e.Namespace, e.Name)
+		if has(e.Kind, e.Namespace, e.Name) {
+			t.mu.Lock()
+			delete(t.missing, e)
+			t.mu.Unlock()
+			continue
+		}
 		t.mu.Lock()
-		report := !present && !t.missing[e]
-		t.missing[e] = !present
+		stated := t.missing[e]
 		t.mu.Unlock()
-		if report {
-			gv := e.Kind.GVR().GroupVersion()
-			ref := &corev1.ObjectReference{APIVersion: gv.String(), Kind: e.Kind.String(), Namespace: e.Namespace, Name: e.Name}
-			t.send(ref, corev1.EventTypeWarning, Change{Reason: ReasonExpectedLeaseMissing, Lock: e.String()})
+		if stated {
+			continue
+		}
+		gv := e.Kind.GVR().GroupVersion()
+		ref := &corev1.ObjectReference{APIVersion: gv.String(), Kind: e.Kind.String(), Namespace: e.Namespace, Name: e.Name}
+		if t.send(ref, corev1.EventTypeWarning, Change{Reason: ReasonExpectedLeaseMissing, Lock: e.String()}) {
+			t.mu.Lock()
+			t.missing[e] = true
+			t.mu.Unlock()
 		}
 	}
 }

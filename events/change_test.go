@@ -91,11 +91,11 @@ func TestTrackerDoesNotGuessWhatARelistHides(t *testing.T) {
 	f.see("a", 0, true)
 	f.see("b", 60*time.Second, false)
 	got := r.take()
-	if len(got) != 1 || got[0].c.Ended != lock.Unknown || got[0].c.Leaderless != unknown {
-		t.Fatalf("relisted change sent %+v, want one LeaderChanged, ended unknown, leaderless unknown", got)
+	if len(got) != 1 || got[0].c.Ended != lock.Unknown || got[0].c.Leaderless != unknown || got[0].c.Held != unknown {
+		t.Fatalf("relisted change sent %+v, want one LeaderChanged, ended unknown, leaderless and tenure length unknown", got)
 	}
-	if note := got[0].c.Note(); !strings.Contains(note, "unknown how") || strings.Contains(note, "Without a leader") {
-		t.Errorf("note %q: want it to say the ending is unknown and give no leaderless time", note)
+	if note := got[0].c.Note(); !strings.Contains(note, "unknown how") || strings.Contains(note, "Without a leader") || strings.Contains(note, "lasted") {
+		t.Errorf("note %q: want it to say the ending is unknown and give no leaderless time or tenure length", note)
 	}
 }
 
@@ -114,55 +114,121 @@ func TestTrackerIgnoresClassesNotAskedFor(t *testing.T) {
 	}
 }
 
-// The sweep writes LeaseExpired once, ExpiredGrace after the expiry, for a lock it saw held,
-// and never while the view is stale (a broken watch is no expiry); an expected lock that does
-// not exist is written once per absence, only from a current, synced view.
+// The sweep writes LeaseExpired once, a lease duration (at least MinExpiredGrace) after the
+// expiry, for a lock it saw held, and never while the view is stale (a broken watch is no
+// expiry); an expected lock that does not exist is written once per absence, only from a
+// current, synced view.
 func TestSweepWritesExpiryOnceAndNothingFromAStaleView(t *testing.T) {
 	r := &recorder{}
 	missing := collector.ExpectedLock{Kind: lock.KindLease, Namespace: "kube-system", Name: "kube-scheduler"}
 	tr := newTracker([]lock.Class{lock.ClassLeaderElection}, []collector.ExpectedLock{missing}, r.send)
 	f := newFeed(t, "ns", "l", tr)
-	rec := f.see("a", 0, true) // expires at 15 s
-	v := &view{recs: []*lock.Lease{rec}, synced: true, existing: map[string]bool{}}
+	rec := f.see("a", 0, true) // 15 s lease: expires at 15 s, LeaseExpired from 30 s
+	v := &view{recs: []*lock.Lease{rec}, existing: map[string]bool{}}
 	sweepAt := func(at time.Duration) {
 		now := t0.Add(at)
 		judged := informer.JudgedAt(v, now)
 		tr.sweep(v, v.Has, judged.UnixMicro(), !judged.Before(now))
 	}
+	sweepAt(2 * time.Second) // not synced: every lock would read as missing
+	v.synced, v.staleAt = true, t0.Add(time.Second)
+	sweepAt(3 * time.Second) // synced but stale: a lock created meanwhile would read as missing
+	if got := r.take(); len(got) != 0 {
+		t.Fatalf("sweeps of an unsynced, then stale view sent %v, want nothing", reasons(got))
+	}
+	v.staleAt = time.Time{}
 	sweepAt(5 * time.Second)
 	if got := r.take(); len(got) != 1 || got[0].c.Reason != ReasonExpectedLeaseMissing || !strings.Contains(got[0].c.Note(), "kube-system/kube-scheduler") {
-		t.Fatalf("first sweep sent %+v, want ExpectedLeaseMissing for kube-system/kube-scheduler", got)
+		t.Fatalf("first sweep of a current view sent %+v, want ExpectedLeaseMissing for kube-system/kube-scheduler", got)
 	}
 	// The watch breaks at 6 s: the view stays judged there, and nothing expires.
 	v.staleAt = t0.Add(6 * time.Second)
-	for s := 10; s <= 60; s += 10 {
+	for s := 10; s <= 90; s += 10 {
 		sweepAt(time.Duration(s) * time.Second)
 	}
 	if got := r.take(); len(got) != 0 {
 		t.Fatalf("sweeps of a stale view sent %v, want nothing", reasons(got))
 	}
 	v.staleAt = time.Time{}
-	sweepAt(24 * time.Second) // expired 9 s ago: within the grace
+	sweepAt(29 * time.Second) // expired 14 s ago: within the grace, a follower may still take it
 	if got := r.take(); len(got) != 0 {
 		t.Fatalf("sweep within the grace sent %v, want nothing", reasons(got))
 	}
-	sweepAt(26 * time.Second)
-	sweepAt(28 * time.Second)
+	sweepAt(31 * time.Second)
+	sweepAt(33 * time.Second)
 	got := r.take()
 	if len(got) != 1 || got[0].c.Reason != ReasonLeaseExpired || got[0].c.Old != "a" || got[0].typ != corev1.EventTypeWarning {
 		t.Fatalf("sweeps past the grace sent %+v, want one LeaseExpired of a", got)
 	}
-	if got[0].c.Leaderless != 11*time.Second || got[0].c.Held != 15*time.Second {
-		t.Errorf("expiry %+v: want expired 11s ago after holding 15s", got[0].c)
+	if got[0].c.Leaderless != 16*time.Second || got[0].c.Held != 15*time.Second {
+		t.Errorf("expiry %+v: want expired 16s ago after holding 15s", got[0].c)
 	}
 	// The expected lock appears, then goes again: a second ExpectedLeaseMissing.
 	v.existing["Lease/kube-system/kube-scheduler"] = true
-	sweepAt(30 * time.Second)
+	sweepAt(35 * time.Second)
 	delete(v.existing, "Lease/kube-system/kube-scheduler")
-	sweepAt(32 * time.Second)
-	sweepAt(34 * time.Second)
+	sweepAt(37 * time.Second)
+	sweepAt(39 * time.Second)
 	if got := r.take(); len(got) != 1 || got[0].c.Reason != ReasonExpectedLeaseMissing {
 		t.Fatalf("expected lock gone again sent %v, want one ExpectedLeaseMissing", reasons(got))
+	}
+}
+
+// A replica that is not the writer states no missing lock, and does not mark it stated: once
+// elected, it writes the ExpectedLeaseMissing a crashed writer may never have written.
+func TestMissingLockIsStatedByWhicheverReplicaWrites(t *testing.T) {
+	r := &recorder{notWriter: true}
+	missing := collector.ExpectedLock{Kind: lock.KindLease, Namespace: "kube-system", Name: "kube-scheduler"}
+	tr := newTracker([]lock.Class{lock.ClassLeaderElection}, []collector.ExpectedLock{missing}, r.send)
+	v := &view{synced: true, existing: map[string]bool{}}
+	for s := 2; s <= 10; s += 2 {
+		tr.sweep(v, v.Has, t0.Add(time.Duration(s)*time.Second).UnixMicro(), true)
+	}
+	r.notWriter = false
+	tr.sweep(v, v.Has, t0.Add(12*time.Second).UnixMicro(), true)
+	tr.sweep(v, v.Has, t0.Add(14*time.Second).UnixMicro(), true)
+	if got := r.take(); len(got) != 1 || got[0].c.Reason != ReasonExpectedLeaseMissing {
+		t.Fatalf("the newly elected writer sent %v, want one ExpectedLeaseMissing", reasons(got))
+	}
+}
+
+// A lock held with a long lease (OpenShift's 137 s, its followers polling every 26 s) is
+// not reported expired while a follower may still be on its way.
+func TestSweepGraceIsTheLeaseDuration(t *testing.T) {
+	r := &recorder{}
+	tr := newTracker([]lock.Class{lock.ClassLeaderElection}, nil, r.send)
+	f := newFeed(t, "openshift-kube-scheduler", "kube-scheduler", tr)
+	f.dur = 137
+	rec := f.see("a", 0, true)
+	v := &view{recs: []*lock.Lease{rec}, synced: true}
+	tr.sweep(v, v.Has, t0.Add(time.Second).UnixMicro(), true)
+	tr.sweep(v, v.Has, t0.Add((137+30)*time.Second).UnixMicro(), true) // 30 s past expiry
+	if got := r.take(); len(got) != 0 {
+		t.Fatalf("30 s after a 137 s lease expired sent %v, want nothing yet", reasons(got))
+	}
+	tr.sweep(v, v.Has, t0.Add((137+138)*time.Second).UnixMicro(), true)
+	if got := r.take(); len(got) != 1 || got[0].c.Reason != ReasonLeaseExpired {
+		t.Fatalf("a lease duration after the expiry sent %v, want LeaseExpired", reasons(got))
+	}
+}
+
+// A relist that shows a lock recreated observes the new incarnation before it reports the
+// old one gone: the new one stays tracked, and its next change is written.
+func TestRecreatedLockStaysTrackedAfterARelist(t *testing.T) {
+	r := &recorder{}
+	tr := newTracker([]lock.Class{lock.ClassLeaderElection}, nil, r.send)
+	old := newFeed(t, "ns", "l", tr)
+	old.see("a", 0, true)
+	recreated := newFeed(t, "ns", "l", tr)
+	recreated.uid = "9f3c2b1a-0000-4000-8000-000000000001"
+	recreated.see("x", 60*time.Second, false)                    // the relist: the new incarnation first...
+	tr.Gone(old.prev, t0.Add(60*time.Second).UnixMicro(), false) // ...then the old one gone
+	if got := r.take(); len(got) != 1 || got[0].c.Reason != ReasonLeaseDeleted || got[0].c.Old != "a" {
+		t.Fatalf("the relist sent %+v, want one LeaseDeleted of a's incarnation", got)
+	}
+	recreated.see("y", 70*time.Second, true)
+	if got := r.take(); len(got) != 1 || got[0].c.Reason != ReasonLeaderChanged || got[0].c.Old != "x" {
+		t.Fatalf("the recreated lock's change sent %+v, want LeaderChanged from x", got)
 	}
 }
 

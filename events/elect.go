@@ -4,8 +4,10 @@ import (
 	"context"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/tools/leaderelection"
@@ -18,9 +20,9 @@ import (
 // exporter watches use; the exporter then watches its own election too (docs/events.md).
 // Every replica keeps tracking (tracker), so the one elected next knows each lock's holder
 // and which expiries were already written, and writes nothing twice. What changes in the
-// seconds between two writers (at most the election's lease duration, 15 s, after a writer
-// dies; none after a graceful handover, which releases the Lease) is in every replica's
-// history but in no Event.
+// seconds between two writers (up to the election's lease duration, 15 s, after a writer
+// dies; up to its retry period, 2 s, after a graceful handover, which releases the Lease) is
+// in every replica's history but in no Event.
 
 // DefaultLockName is the election Lease's name unless --events.lock says otherwise; a
 // sharded exporter's shards elect apart, in <name>-shard-<i>.
@@ -35,7 +37,7 @@ func LockName(name string, shard, total int) string {
 }
 
 // LockNamespace is where the election Lease lives unless --events.lock says: the Pod's own
-// namespace (POD_NAMESPACE, which the chart sets, or the service account's), else "default".
+// namespace (POD_NAMESPACE, else the service account's), else "default".
 func LockNamespace() string {
 	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
 		return ns
@@ -57,13 +59,13 @@ func Identity() string {
 }
 
 // elect stands in the election until ctx ends; while elected, send writes. Losing the
-// Lease (a renew deadline missed) stops writing at once and stands again.
+// Lease (a renew deadline missed) ends the term, and it stands again.
 func (w *Writer) elect(ctx context.Context) {
-	lk := &resourcelock.LeaseLock{
+	lk := &patientLock{Interface: &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: w.opts.Namespace, Name: w.opts.Name},
 		Client:     w.client.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: w.opts.Identity},
-	}
+	}, w: w}
 	cfg := leaderelection.LeaderElectionConfig{
 		Lock:            lk,
 		LeaseDuration:   or(w.opts.LeaseDuration, 15*time.Second),
@@ -72,16 +74,11 @@ func (w *Writer) elect(ctx context.Context) {
 		ReleaseOnCancel: true,
 		Name:            w.opts.Name,
 		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(context.Context) {
-				w.writing.Store(true)
-				w.writer.Set(1)
-				w.logger.Info("elected to write Kubernetes Events", "election", w.opts.Namespace+"/"+w.opts.Name, "identity", w.opts.Identity)
-			},
-			OnStoppedLeading: func() {
-				w.writing.Store(false)
-				w.writer.Set(0)
-				w.logger.Info("no longer writing Kubernetes Events", "election", w.opts.Namespace+"/"+w.opts.Name, "identity", w.opts.Identity)
-			},
+			// The term is its context's: client-go cancels it when the Lease is lost or
+			// released, and starts this callback on a goroutine of its own, which may run
+			// after OnStoppedLeading; the term ends with its context either way.
+			OnStartedLeading: w.write,
+			OnStoppedLeading: func() {},
 			OnNewLeader: func(identity string) {
 				if identity != w.opts.Identity {
 					w.logger.Info("another replica writes Kubernetes Events", "writer", identity)
@@ -97,6 +94,63 @@ func (w *Writer) elect(ctx context.Context) {
 		}
 		le.Run(ctx)
 	}
+}
+
+// patientLock is the election's Lease lock, which after a refusal for lack of permission
+// (the Role for the election missing, or naming another Lease) logs it once and asks again
+// only a minute later: client-go's elector would otherwise ask, and log, every 2 s.
+type patientLock struct {
+	resourcelock.Interface
+	w     *Writer
+	until atomic.Int64 // Unix ns before which the next request waits
+}
+
+func (l *patientLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	if err := l.wait(ctx); err != nil {
+		return nil, nil, err
+	}
+	r, b, err := l.Interface.Get(ctx)
+	return r, b, l.check(err)
+}
+
+func (l *patientLock) Create(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	if err := l.wait(ctx); err != nil {
+		return err
+	}
+	return l.check(l.Interface.Create(ctx, r))
+}
+
+func (l *patientLock) Update(ctx context.Context, r resourcelock.LeaderElectionRecord) error {
+	if err := l.wait(ctx); err != nil {
+		return err
+	}
+	return l.check(l.Interface.Update(ctx, r))
+}
+
+func (l *patientLock) wait(ctx context.Context) error {
+	d := time.Until(time.Unix(0, l.until.Load()))
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (l *patientLock) check(err error) error {
+	if apierrors.IsForbidden(err) {
+		l.until.Store(time.Now().Add(forbiddenPause).UnixNano())
+		if l.w.electionLogged.CompareAndSwap(false, true) {
+			l.w.logger.Error("cannot stand in the Events writer election: grant the exporter's ServiceAccount get, create and update on its election Lease (the chart and components/events do); no Events are written, metrics, alerts and pages are unaffected, and it asks again every minute",
+				"lease", l.w.opts.Namespace+"/"+l.w.opts.Name, "err", err)
+		}
+	}
+	return err
 }
 
 func or(d, def time.Duration) time.Duration {

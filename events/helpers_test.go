@@ -25,14 +25,19 @@ type sent struct {
 
 // recorder collects what a tracker sends.
 type recorder struct {
-	mu   sync.Mutex
-	sent []sent
+	mu        sync.Mutex
+	sent      []sent
+	notWriter bool // send as a replica that is not the writer
 }
 
-func (r *recorder) send(ref *corev1.ObjectReference, typ string, c Change) {
+func (r *recorder) send(ref *corev1.ObjectReference, typ string, c Change) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.notWriter {
+		return false
+	}
 	r.sent = append(r.sent, sent{ref, typ, c})
+	return true
 }
 
 func (r *recorder) take() []sent {

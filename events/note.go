@@ -60,15 +60,17 @@ var endings = map[lock.Ending]string{
 	lock.ClearedByPredecessor: "it was cleared by its predecessor",
 }
 
-// maxHolder bounds each holder in a note: an Event's note is at most 1 kB, and a holder
-// identity is free text.
-const maxHolder = 250
+// maxQuoted bounds each holder in a note, quoted: an Event's note is at most 1 kB, and a
+// holder identity is free text, which quoting may make four times longer (\x01).
+const maxQuoted = 250
 
 func quote(holder string) string {
-	if len(holder) > maxHolder {
-		holder = strings.ToValidUTF8(holder[:maxHolder], "") + "…"
+	q := strconv.Quote(holder)
+	for len(q) > maxQuoted {
+		holder = strings.ToValidUTF8(holder[:len(holder)*3/4], "")
+		q = strconv.Quote(holder + "…")
 	}
-	return strconv.Quote(holder)
+	return q
 }
 
 func dur(d time.Duration) string { return d.Round(100 * time.Millisecond).String() }

@@ -48,15 +48,21 @@ func TestNotesReadBackToTheirFacts(t *testing.T) {
 	}
 }
 
-// A note fits the API's 1 kB however long the holders' identities are.
+// A note fits the API's 1 kB however long the holders' identities are, and however much
+// quoting lengthens them, and still reads back.
 func TestNoteFitsTheAPIsBound(t *testing.T) {
-	long := strings.Repeat("h", 5000)
-	for _, c := range []Change{
-		{Reason: ReasonLeaderChanged, Old: long, New: long, Held: time.Hour, Ended: lock.HandedOver, Leaderless: time.Hour},
-		{Reason: ReasonPreferredHolderChanged, Old: long, New: long, Strategy: "OldestEmulationVersion"},
-	} {
-		if n := len(c.Note()); n > 1024 {
-			t.Errorf("%s note of %d bytes, the API takes at most 1024", c.Reason, n)
+	for _, long := range []string{strings.Repeat("h", 5000), strings.Repeat("\x01", 5000), strings.Repeat("€", 2000)} {
+		for _, c := range []Change{
+			{Reason: ReasonLeaderChanged, Old: long, New: long, Held: time.Hour, Ended: lock.HandedOver, Leaderless: time.Hour},
+			{Reason: ReasonPreferredHolderChanged, Old: long, New: long, Strategy: "OldestEmulationVersion"},
+			{Reason: ReasonLeaseExpired, Old: long, Held: time.Hour, Leaderless: time.Hour},
+		} {
+			if n := len(c.Note()); n > 1024 {
+				t.Errorf("%s note of %d bytes, the API takes at most 1024", c.Reason, n)
+			}
+			if _, err := parseNote(c.Reason, c.Note()); makesHistory(c.Reason) && err != nil {
+				t.Errorf("a cut holder's %s note does not read back: %v", c.Reason, err)
+			}
 		}
 	}
 }

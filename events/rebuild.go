@@ -28,7 +28,9 @@ type History struct {
 	byUID map[types.UID][]lock.Tenure
 }
 
-// Tenures implements statuspage.Rebuilt: uid's rebuilt tenures, oldest first, all ended.
+// Tenures implements statuspage.Rebuilt: uid's rebuilt tenures, oldest first. The last may
+// be open (Holding): the Events never showed it end, because it is the current tenure or
+// ended between two writers; the pages decide against what they observed (statuspage.merge).
 func (h *History) Tenures(uid string) []lock.Tenure {
 	if h == nil {
 		return nil
@@ -61,6 +63,14 @@ func Rebuild(ctx context.Context, client kubernetes.Interface, namespaces []stri
 		c  Change
 	}
 	byUID := map[types.UID][]entry{}
+	// One change is one Event; two would come from two writers in the moment one lost its
+	// Lease and the next took it. They regard the same version of the lock.
+	type change struct {
+		uid             types.UID
+		resourceVersion string
+		reason          string
+	}
+	seen := map[change]bool{}
 	for _, ns := range namespaces {
 		opts := metav1.ListOptions{Limit: listPage,
 			FieldSelector: fields.OneTermEqualSelector("reportingController", ReportingController).String()}
@@ -75,6 +85,12 @@ func Rebuild(ctx context.Context, client kubernetes.Interface, namespaces []stri
 					continue
 				}
 				st.Events++
+				if k := (change{ev.Regarding.UID, ev.Regarding.ResourceVersion, ev.Reason}); k.resourceVersion != "" {
+					if seen[k] {
+						continue
+					}
+					seen[k] = true
+				}
 				c, err := parseNote(ev.Reason, ev.Note)
 				if err != nil {
 					if makesHistory(ev.Reason) {
@@ -97,7 +113,7 @@ func Rebuild(ctx context.Context, client kubernetes.Interface, namespaces []stri
 		for _, e := range es {
 			b.apply(e.at, e.c)
 		}
-		if t := b.ended(max); len(t) > 0 {
+		if t := b.last(max); len(t) > 0 {
 			out[uid] = t
 			st.Tenures += len(t)
 		}
@@ -161,30 +177,31 @@ func (ts *tenures) apply(at int64, c Change) {
 
 // end ends holder's tenure at to: the open one, or, when the Events did not show it begin,
 // one of held length (none when that is unknown too). holder "" ends whatever is open.
+// Another holder's tenure still open then ended, unknown how, when this one began: the
+// Events of what happened between were not written (a change between two writers).
 func (ts *tenures) end(holder string, to int64, held time.Duration, ended lock.Ending) {
-	n := len(*ts)
-	if n > 0 {
-		last := &(*ts)[n-1]
-		if last.Ended == lock.Holding && (holder == "" || last.Holder == holder) {
-			last.To, last.LastRenew, last.Ended = max(to, last.From), max(to, last.From), ended
-			return
-		}
-		if last.Holder == holder {
-			return // already ended (an expiry, then the change that followed it)
-		}
+	var last *lock.Tenure
+	if n := len(*ts); n > 0 {
+		last = &(*ts)[n-1]
 	}
-	if holder == "" || held < 0 {
+	switch {
+	case last != nil && last.Ended == lock.Holding && (holder == "" || last.Holder == holder):
+		last.To, last.LastRenew, last.Ended = max(to, last.From), max(to, last.From), ended
+		return
+	case last != nil && last.Ended != lock.Holding && last.Holder == holder:
+		return // already ended (an expiry, then the change that followed it)
+	case holder == "" || held < 0:
 		return
 	}
-	*ts = append(*ts, lock.Tenure{Holder: holder, From: to - held.Microseconds(), LastRenew: to, To: to, Ended: ended, Rebuilt: true})
+	from := to - held.Microseconds()
+	if last != nil && last.Ended == lock.Holding {
+		last.To, last.LastRenew, last.Ended = max(from, last.From), max(from, last.From), lock.Unknown
+	}
+	*ts = append(*ts, lock.Tenure{Holder: holder, From: from, LastRenew: to, To: to, Ended: ended, Rebuilt: true})
 }
 
-// ended returns the last max tenures that ended: the open one, if any, is the current
-// tenure, which only the Lease may say.
-func (ts tenures) ended(max int) []lock.Tenure {
-	if n := len(ts); n > 0 && ts[n-1].Ended == lock.Holding {
-		ts = ts[:n-1]
-	}
+// last returns the last max tenures.
+func (ts tenures) last(max int) []lock.Tenure {
 	if len(ts) > max {
 		ts = ts[len(ts)-max:]
 	}

@@ -3,7 +3,6 @@ package events
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -54,7 +53,8 @@ type Options struct {
 	Classes []lock.Class
 	// Expected are the locks that must exist (--expect): ExpectedLeaseMissing.
 	Expected []collector.ExpectedLock
-	// QPS and Burst are the cluster-wide token bucket every Event takes a token from.
+	// QPS and Burst are the token bucket every Event takes a token from: one per writer, so
+	// one for the cluster, or per shard.
 	QPS   float64
 	Burst int
 	// Namespace and Name are the writer's election Lease (Elect).
@@ -85,15 +85,17 @@ type Writer struct {
 	logger  *slog.Logger
 	limiter flowcontrol.RateLimiter
 
-	broadcaster events.EventBroadcaster
-	recorder    events.EventRecorder
+	// term is the recorder of the current writing term, nil while another replica writes.
+	// Each term has its own broadcaster, started with the term's context: Events still
+	// queued or retrying when leadership is lost are abandoned, not written beside the next
+	// writer's.
+	term atomic.Pointer[events.EventRecorder]
 
-	writing         atomic.Bool
-	pausedUntil     atomic.Int64 // Unix ns until which writing is paused after a 403
-	forbiddenLogged atomic.Bool
-	rejectedLogged  atomic.Bool
-	// unreachableLogged: the first write that did not reach the API server was logged.
-	unreachableLogged atomic.Bool
+	pausedUntil       atomic.Int64 // Unix ns until which writing is paused after a 403
+	forbiddenLogged   atomic.Bool
+	rejectedLogged    atomic.Bool
+	unreachableLogged atomic.Bool // the first write that did not reach the API server was logged
+	electionLogged    atomic.Bool // the first refusal of the election's Lease was logged
 
 	written *prometheus.CounterVec
 	dropped *prometheus.CounterVec
@@ -137,7 +139,7 @@ func New(client kubernetes.Interface, opts Options, logger *slog.Logger, reg pro
 		}, []string{"reason"}),
 		dropped: f.NewCounterVec(prometheus.CounterOpts{
 			Name:        "lease_exporter_events_dropped_total",
-			Help:        "Kubernetes Events this replica did not write, by cause: rate_limited (the token bucket, --events.qps and --events.burst, was empty), forbidden (RBAC refused it, or writing was paused for a minute after a refusal), rejected (the API server refused it otherwise).",
+			Help:        "Kubernetes Events this replica did not write, by cause: rate_limited (the token bucket, --events.qps and --events.burst, was empty), forbidden (RBAC refused it, or writing was paused for a minute after a refusal), rejected (the API server refused it otherwise, as in a namespace being deleted).",
 			ConstLabels: constLabels,
 		}, []string{"cause"}),
 		retries: f.NewCounter(prometheus.CounterOpts{
@@ -158,9 +160,31 @@ func New(client kubernetes.Interface, opts Options, logger *slog.Logger, reg pro
 		w.dropped.WithLabelValues(c)
 	}
 	w.tracker = newTracker(opts.Classes, opts.Expected, w.send)
-	w.broadcaster = events.NewBroadcaster(&sink{inner: &events.EventSinkImpl{Interface: client.EventsV1()}, w: w})
-	w.recorder = w.broadcaster.NewRecorder(scheme.Scheme, ReportingController)
 	return w
+}
+
+// write writes Events for one term of leadership, until ctx (the term's) ends: a
+// broadcaster of its own, whose queued and retrying Events end with the term.
+func (w *Writer) write(ctx context.Context) {
+	if ctx.Err() != nil {
+		return // the term ended before client-go ran this
+	}
+	b := events.NewBroadcaster(&sink{inner: &events.EventSinkImpl{Interface: w.client.EventsV1()}, w: w})
+	// The broadcaster logs every failed write with the whole Event through klog; the sink
+	// counts and logs them (result), once each, instead.
+	if err := b.StartRecordingToSinkWithContext(klog.NewContext(ctx, logr.Discard())); err != nil {
+		w.logger.Error("cannot start the Kubernetes Event broadcaster; no Events this term", "err", err)
+		return
+	}
+	defer b.Shutdown()
+	var rec events.EventRecorder = b.NewRecorder(scheme.Scheme, ReportingController)
+	w.term.Store(&rec)
+	w.writer.Set(1)
+	w.logger.Info("elected to write Kubernetes Events", "election", w.opts.Namespace+"/"+w.opts.Name, "identity", w.opts.Identity)
+	<-ctx.Done()
+	w.term.Store(nil)
+	w.writer.Set(0)
+	w.logger.Info("no longer writing Kubernetes Events", "election", w.opts.Namespace+"/"+w.opts.Name, "identity", w.opts.Identity)
 }
 
 // actions are the Events' action field: what the exporter saw happen to the lock.
@@ -173,30 +197,29 @@ var actions = map[string]string{
 	ReasonPreferredHolderChanged: "Preferred",
 }
 
-// send writes one Event, if this replica is the writer and a token is left. It never blocks:
-// the store's goroutine calls it, and the broadcaster writes on its own goroutines.
-func (w *Writer) send(ref *corev1.ObjectReference, eventType string, c Change) {
-	if !w.writing.Load() {
-		return
+// send writes one Event, if this replica is the writer and a token is left, and reports
+// whether it is the writer. It never blocks: the store's goroutine calls it, and the
+// broadcaster writes on its own goroutines.
+func (w *Writer) send(ref *corev1.ObjectReference, eventType string, c Change) bool {
+	rec := w.term.Load()
+	if rec == nil {
+		return false
 	}
-	if w.opts.now().UnixNano() < w.pausedUntil.Load() {
+	switch {
+	case w.opts.now().UnixNano() < w.pausedUntil.Load():
 		w.dropped.WithLabelValues(droppedForbidden).Inc()
-		return
-	}
-	if !w.limiter.TryAccept() {
+	case !w.limiter.TryAccept():
 		w.dropped.WithLabelValues(droppedRateLimited).Inc()
-		return
+	default:
+		(*rec).Eventf(ref, nil, eventType, c.Reason, actions[c.Reason], "%s", c.Note())
 	}
-	w.recorder.Eventf(ref, nil, eventType, c.Reason, actions[c.Reason], "%s", c.Note())
+	return true
 }
 
-// Run writes Events until ctx ends: it starts the broadcaster, stands in the writer's
-// election, and sweeps view for expiries and missing expected locks. Wait returns once it
-// has released the election.
-func (w *Writer) Run(ctx context.Context, view SweptView) error {
-	if err := w.startBroadcaster(ctx); err != nil {
-		return fmt.Errorf("start event broadcaster: %w", err)
-	}
+// Run writes Events until ctx ends: it stands in the writer's election, writes while
+// elected, and sweeps view for expiries and missing expected locks. Wait returns once it has
+// released the election.
+func (w *Writer) Run(ctx context.Context, view SweptView) {
 	w.logger.Info("writing Kubernetes Events once elected", "election", w.opts.Namespace+"/"+w.opts.Name,
 		"identity", w.opts.Identity, "classes", w.classList(), "qps", w.opts.QPS, "burst", w.opts.Burst)
 	w.done.Add(2)
@@ -219,20 +242,10 @@ func (w *Writer) Run(ctx context.Context, view SweptView) error {
 			}
 		}
 	}()
-	return nil
 }
 
-// startBroadcaster starts writing to the sink. The broadcaster logs every failed write with
-// the whole Event through klog; the sink counts and logs them (result), once each, instead.
-func (w *Writer) startBroadcaster(ctx context.Context) error {
-	return w.broadcaster.StartRecordingToSinkWithContext(klog.NewContext(ctx, logr.Discard()))
-}
-
-// Wait waits for Run's goroutines (the election released) and shuts the broadcaster down.
-func (w *Writer) Wait() {
-	w.done.Wait()
-	w.broadcaster.Shutdown()
-}
+// Wait waits for Run's goroutines: the election released, the last term's writing over.
+func (w *Writer) Wait() { w.done.Wait() }
 
 // SweptView is what the sweep reads: the informer's view and its expected-lock lookup.
 type SweptView interface {
@@ -244,7 +257,7 @@ type SweptView interface {
 func (w *Writer) Client() kubernetes.Interface { return w.client }
 
 // Writing reports whether this replica is the elected writer now.
-func (w *Writer) Writing() bool { return w.writing.Load() }
+func (w *Writer) Writing() bool { return w.term.Load() != nil }
 
 // sink is the broadcaster's EventSink: the API's, with every answer counted, and a refusal
 // for lack of permission logged once and pausing writes (no retry storm).
@@ -280,9 +293,13 @@ func (w *Writer) result(ev *eventsv1.Event, err error) {
 	switch {
 	case err == nil:
 		w.written.WithLabelValues(ev.Reason).Inc()
+	case apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause):
+		// Forbidden too, but no RBAC's doing: the lock's namespace is being deleted (and
+		// with it the lock, whose LeaseDeleted cannot be written there).
+		w.dropped.WithLabelValues(droppedRejected).Inc()
 	case apierrors.IsForbidden(err):
+		w.pausedUntil.Store(w.opts.now().Add(forbiddenPause).UnixNano()) // before the count, which tests wait for
 		w.dropped.WithLabelValues(droppedForbidden).Inc()
-		w.pausedUntil.Store(w.opts.now().Add(forbiddenPause).UnixNano())
 		if w.forbiddenLogged.CompareAndSwap(false, true) {
 			w.logger.Error("Kubernetes Events forbidden: grant the exporter's ServiceAccount create and patch on events.events.k8s.io (the chart does with events.enabled=true); metrics, alerts and pages are unaffected, and writing pauses a minute after each refusal",
 				"namespace", ev.Namespace, "reason", ev.Reason, "err", err)

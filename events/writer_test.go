@@ -3,6 +3,7 @@ package events
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
 	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
@@ -52,11 +55,12 @@ func startWriter(t *testing.T, opts Options) (*Writer, *fake.Clientset, *prometh
 	}
 	w := New(client, opts, slog.New(slog.NewTextHandler(&logs, nil)), reg)
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(func() { cancel(); w.broadcaster.Shutdown() })
-	if err := w.startBroadcaster(ctx); err != nil {
-		t.Fatal(err)
+	done := make(chan struct{})
+	go func() { defer close(done); w.write(ctx) }() // a term, as if elected
+	t.Cleanup(func() { cancel(); <-done })
+	for !w.Writing() {
+		time.Sleep(time.Millisecond)
 	}
-	w.writing.Store(true)
 	return w, client, reg, &logs
 }
 
@@ -110,9 +114,10 @@ func TestRebuildReadsBackTheHistoryTheWriterSaw(t *testing.T) {
 		t.Errorf("rebuild read %+v, want 3 Events of 1 lock, all readable", st)
 	}
 	rebuilt := h.Tenures(string(evs[0].Regarding.UID))
-	if len(rebuilt) != 2 || len(observed) != 3 {
-		t.Fatalf("rebuilt %+v and observed %+v: want the two ended tenures of the three", rebuilt, observed)
+	if len(rebuilt) != 3 || len(observed) != 3 || rebuilt[2].Ended != lock.Holding {
+		t.Fatalf("rebuilt %+v and observed %+v: want the three, c's still open", rebuilt, observed)
 	}
+	rebuilt = rebuilt[:2]
 	// The Events' times are when the writer wrote them, the test's wall clock, not the feed's
 	// synthetic one: compare holders and endings here (TestRebuiltTenuresKeepTheNotesTimes
 	// checks the times), and the length of a's tenure, whose start only its note says.
@@ -143,17 +148,27 @@ func TestRebuiltTenuresKeepTheNotesTimes(t *testing.T) {
 		{Holder: "b", From: s(20), LastRenew: s(30), To: s(30), Ended: lock.Released, Live: true, Rebuilt: true},
 		{Holder: "c", From: s(31), LastRenew: s(55), To: s(55), Ended: lock.Expired, Live: true, Rebuilt: true},
 	}
-	got := ts.ended(10)
+	want = append(want, lock.Tenure{Holder: "d", From: s(90), LastRenew: s(90), Live: true, Rebuilt: true})
+	got := ts.last(10)
 	if len(got) != len(want) {
-		t.Fatalf("rebuilt %+v, want %+v (d's open tenure is the Lease's to say)", got, want)
+		t.Fatalf("rebuilt %+v, want %+v (d's still open: the pages judge it against the Lease)", got, want)
 	}
 	for i := range want {
 		if got[i] != want[i] {
 			t.Errorf("tenure %d: rebuilt %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if got := ts.ended(2); len(got) != 2 || got[0].Holder != "b" {
-		t.Errorf("ended(2) = %+v, want the newest two", got)
+	if got := ts.last(2); len(got) != 2 || got[0].Holder != "c" {
+		t.Errorf("last(2) = %+v, want the newest two", got)
+	}
+	// d hands over to e while no replica writes; e releases, then f takes over: d's tenure
+	// ended, unknown how, when e's began, and never overlaps it.
+	ts.apply(s(120), Change{Reason: ReasonLeaseReleased, Old: "e", Held: 20 * time.Second, Ended: lock.Released, Leaderless: unknown})
+	ts.apply(s(121), Change{Reason: ReasonLeaderChanged, Old: "e", New: "f", Held: 20 * time.Second, Ended: lock.Released, Leaderless: time.Second})
+	got = ts.last(10)
+	d, e := got[3], got[4]
+	if d.Holder != "d" || d.Ended != lock.Unknown || d.To != s(100) || e.Holder != "e" || e.From != s(100) || e.To != s(120) {
+		t.Errorf("after a change no Event recorded: d %+v, e %+v; want d ended unknown at 100 s, when e's 20 s began", d, e)
 	}
 }
 
@@ -210,7 +225,96 @@ func TestForbiddenEventsLogOncePauseAndCount(t *testing.T) {
 	if got := testutil.ToFloat64(w.dropped.WithLabelValues(droppedForbidden)); got != 48 {
 		t.Errorf("lease_exporter_events_dropped_total{cause=forbidden} %v, want 48 (1 refused, 47 paused)", got)
 	}
-	if n := strings.Count(logs.String(), "\n"); n != 1 || !strings.Contains(logs.String(), "create and patch on events.events.k8s.io") {
+	if n := strings.Count(logs.String(), "Kubernetes Events forbidden"); n != 1 || !strings.Contains(logs.String(), "create and patch on events.events.k8s.io") {
 		t.Errorf("log:\n%s\nwant one line naming the missing permission", logs.String())
+	}
+}
+
+// Two writers in the moment one loses its Lease and the next takes it may both write one
+// change: the rebuild reads it once, by the version of the lock it regards.
+func TestRebuildReadsAChangeWrittenTwiceOnce(t *testing.T) {
+	client := fake.NewClientset()
+	at := time.Now().Add(-time.Minute)
+	for i, instance := range []string{"lease-exporter-x", "lease-exporter-y", "lease-exporter-x"} {
+		c := Change{Reason: ReasonLeaderChanged, Old: "a", New: "b", Held: time.Minute, Ended: lock.Released, Leaderless: time.Second}
+		rv := "7"
+		if i == 2 { // a later change, a different version
+			c = Change{Reason: ReasonLeaderChanged, Old: "b", New: "c", Held: 30 * time.Second, Ended: lock.Released, Leaderless: time.Second}
+			rv = "9"
+		}
+		ev := &eventsv1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprintf("l.%d", i)},
+			EventTime:           metav1.NewMicroTime(at.Add(time.Duration(i) * 30 * time.Second)),
+			ReportingController: ReportingController, ReportingInstance: instance, Reason: c.Reason, Note: c.Note(),
+			Regarding: corev1.ObjectReference{Kind: "Lease", Namespace: "ns", Name: "l", UID: "u-1", ResourceVersion: rv}}
+		if err := client.Tracker().Add(ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := &History{}
+	if _, err := Rebuild(context.Background(), client, nil, 10, h); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, tn := range h.Tenures("u-1") {
+		got = append(got, tn.Holder+"/"+tn.Ended.String())
+	}
+	if want := []string{"a/released", "b/released", "c/"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("rebuilt %v, want %v: the duplicate read once", got, want)
+	}
+}
+
+// A namespace being deleted refuses Events with 403 too, but no permission is missing: the
+// refusal is counted as rejected, and nothing is paused or logged as RBAC.
+func TestTerminatingNamespaceIsNoMissingPermission(t *testing.T) {
+	w, client, _, logs := startWriter(t, Options{})
+	client.PrependReactor("create", "events", func(k8stesting.Action) (bool, runtime.Object, error) {
+		err := apierrors.NewForbidden(schema.GroupResource{Group: "events.k8s.io", Resource: "events"}, "", fmt.Errorf("namespace ns is being terminated"))
+		err.ErrStatus.Details.Causes = []metav1.StatusCause{{Type: corev1.NamespaceTerminatingCause}}
+		return true, nil, err
+	})
+	f := newFeed(t, "ns", "l", w)
+	f.see("a", 0, true)
+	f.see("b", 20*time.Second, true)
+	for end := time.Now().Add(10 * time.Second); testutil.ToFloat64(w.dropped.WithLabelValues(droppedRejected)) < 1; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("the refusal was never counted as rejected")
+		}
+	}
+	if got := testutil.ToFloat64(w.dropped.WithLabelValues(droppedForbidden)); got != 0 || w.pausedUntil.Load() != 0 || strings.Contains(logs.String(), "forbidden") {
+		t.Errorf("a terminating namespace counted %v forbidden, paused until %d, logged:\n%s", got, w.pausedUntil.Load(), logs.String())
+	}
+}
+
+// refusingLock is an election lock the API server refuses, counting the requests.
+type refusingLock struct {
+	resourcelock.Interface
+	calls atomic.Int32
+}
+
+func (l *refusingLock) Get(context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	l.calls.Add(1)
+	return nil, nil, apierrors.NewForbidden(schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, "lease-exporter-events", nil)
+}
+
+// A refused election Lease is logged once, naming it, and asked for again only after the
+// pause, not on client-go's every 2 s retry.
+func TestRefusedElectionAsksAgainOnlyAfterAPause(t *testing.T) {
+	var logs syncBuffer
+	w := New(fake.NewClientset(), Options{Namespace: "monitoring", Name: "lease-exporter-events"}, slog.New(slog.NewTextHandler(&logs, nil)), prometheus.NewRegistry())
+	inner := &refusingLock{}
+	l := &patientLock{Interface: inner, w: w}
+	for range 5 {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		_, _, err := l.Get(ctx)
+		cancel()
+		if err == nil {
+			t.Fatal("a refused Get succeeded")
+		}
+	}
+	if n := inner.calls.Load(); n != 1 {
+		t.Errorf("%d requests in 100 ms after a refusal, want 1", n)
+	}
+	if n := strings.Count(logs.String(), "cannot stand in the Events writer election"); n != 1 || !strings.Contains(logs.String(), "monitoring/lease-exporter-events") {
+		t.Errorf("log:\n%s\nwant one line naming the election Lease", logs.String())
 	}
 }

@@ -64,17 +64,30 @@ const rebuiltSlack = 2_000_000 // µs
 
 // merge puts rebuilt tenures before snap's, those that ended before snap's first began: the
 // current tenure, and whatever the exporter observed, always come from the Lease and the
-// watch, and nothing read back from Events may contradict them.
+// watch, and nothing read back from Events may contradict them. A rebuilt tenure the Events
+// never showed end (its end fell between two writers) ended, as far as anyone can say, when
+// the first observed one began, if that is another holder's; otherwise it is the observed
+// one, and only the Lease may say when that began.
 func merge(snap lock.HistorySnapshot, rebuilt []lock.Tenure) lock.HistorySnapshot {
 	if len(rebuilt) == 0 {
 		return snap
 	}
 	var before []lock.Tenure
 	for _, t := range rebuilt {
-		if t.Ended == lock.Holding {
+		if len(snap.Tenures) == 0 {
+			if t.Ended != lock.Holding {
+				before = append(before, t)
+			}
 			continue
 		}
-		if len(snap.Tenures) > 0 && t.To > snap.Tenures[0].From+rebuiltSlack {
+		first := snap.Tenures[0]
+		if t.Ended == lock.Holding {
+			if t.Holder == first.Holder || t.From >= first.From {
+				continue
+			}
+			t.Ended, t.To, t.LastRenew = lock.Unknown, first.From, first.From
+		}
+		if t.To > first.From+rebuiltSlack {
 			continue
 		}
 		before = append(before, t)

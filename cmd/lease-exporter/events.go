@@ -25,10 +25,8 @@ func newEventsWriter(cfg *rest.Config, opts events.Options, logger *slog.Logger,
 // startEvents starts the writer over the cache and, in the background, rebuilds the
 // history from the Events already written; the pages show it once read. A failed rebuild
 // (Events not listable) is logged: the pages then show what this process observes.
-func startEvents(ctx context.Context, w *events.Writer, leases *informer.Cache, watch informer.Options, logger *slog.Logger) (*events.History, error) {
-	if err := w.Run(ctx, leases); err != nil {
-		return nil, err
-	}
+func startEvents(ctx context.Context, w *events.Writer, leases *informer.Cache, watch informer.Options, logger *slog.Logger) *events.History {
+	w.Run(ctx, leases)
 	h := &events.History{}
 	logger = logger.With("component", "events")
 	go func() {
@@ -43,5 +41,5 @@ func startEvents(ctx context.Context, w *events.Writer, leases *informer.Cache, 
 				"unreadable", st.Unreadable, "took", st.Took)
 		}
 	}()
-	return h, nil
+	return h
 }

@@ -83,13 +83,12 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 	go logSynced(informerCtx, leases, logger)
 	var rebuilt *events.History
 	if writer != nil {
-		// Its own context, ended before the informers', so that it releases its election
-		// while the process still can.
+		// Its own context, ended and waited for before run returns, whether ctx ended
+		// (SIGTERM) or serving failed: the writer stands down and releases its election
+		// Lease, so another replica writes at once.
 		eventsCtx, stopEvents := context.WithCancel(ctx)
 		defer func() { stopEvents(); writer.Wait() }()
-		if rebuilt, err = startEvents(eventsCtx, writer, leases, watch, logger); err != nil {
-			return err
-		}
+		rebuilt = startEvents(eventsCtx, writer, leases, watch, logger)
 	}
 
 	srv := newServer(opts.telemetryPath, opts.routePrefix(), newHandlers(opts, reg, leases, rebuilt, logger), leases.HasSynced, opts.enablePprof)

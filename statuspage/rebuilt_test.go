@@ -1,0 +1,64 @@
+package statuspage
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
+)
+
+// rebuiltTenures is a Rebuilt serving fixed tenures for every lock.
+type rebuiltTenures []lock.Tenure
+
+func (r rebuiltTenures) Tenures(string) []lock.Tenure { return r }
+
+func µs(d time.Duration) int64 { return t0.Add(d).UnixMicro() }
+
+// Rebuilt tenures go before the observed history, marked rebuilt, in the JSON and on the
+// page; one that would end after the first observed tenure began is left out (the Lease and
+// the watch are never contradicted), and one the Events never showed end is ended, unknown
+// how, where the observed history takes over, unless it is the observed holder's own.
+func TestRebuiltHistoryGoesBeforeTheObservedAndNeverContradictsIt(t *testing.T) {
+	o := fake.NewObserver(lock.DefaultHistory)
+	now := t0.Add(2 * time.Minute)
+	// The exporter started at 60 s and found c holding, acquired at 50 s.
+	l := o.Observe(lease("orders", "worker", "u-1", 9, "c", t0.Add(58*time.Second), t0.Add(50*time.Second)), t0.Add(60*time.Second), false)
+	for _, tc := range []struct {
+		name    string
+		rebuilt rebuiltTenures
+		want    []string // holder/ended/rebuilt
+	}{
+		{"ended before", rebuiltTenures{
+			{Holder: "a", From: µs(0), To: µs(20 * time.Second), LastRenew: µs(20 * time.Second), Ended: lock.Expired, Live: true, Rebuilt: true},
+			{Holder: "b", From: µs(22 * time.Second), To: µs(49 * time.Second), LastRenew: µs(49 * time.Second), Ended: lock.Released, Live: true, Rebuilt: true},
+		}, []string{"a/expired/true", "b/released/true", "c//false"}},
+		{"ends after the observed start", rebuiltTenures{
+			{Holder: "b", From: µs(22 * time.Second), To: µs(55 * time.Second), LastRenew: µs(55 * time.Second), Ended: lock.Released, Live: true, Rebuilt: true},
+		}, []string{"c//false"}},
+		{"open, another holder's", rebuiltTenures{
+			{Holder: "b", From: µs(22 * time.Second), LastRenew: µs(22 * time.Second), Live: true, Rebuilt: true},
+		}, []string{"b/unknown/true", "c//false"}},
+		{"open, the current holder's", rebuiltTenures{
+			{Holder: "c", From: µs(50 * time.Second), LastRenew: µs(50 * time.Second), Live: true, Rebuilt: true},
+		}, []string{"c//false"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := New(view{leases: []*lock.Lease{l}, synced: true}, slog.New(slog.DiscardHandler), func() time.Time { return now }).WithRebuilt(tc.rebuilt)
+			d := getJSON[Detail](t, h, "/api/v1/leases/orders/worker")
+			var got []string
+			for _, tn := range d.History.Tenures {
+				got = append(got, tn.Holder+"/"+tn.Ended+"/"+map[bool]string{true: "true", false: "false"}[tn.Rebuilt])
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Fatalf("tenures %v, want %v", got, tc.want)
+			}
+			_, page := get(t, h, "/leases/orders/worker")
+			if n, want := strings.Count(page, "(rebuilt from Events)"), strings.Count(strings.Join(tc.want, " "), "/true"); n != want {
+				t.Errorf("the page marks %d tenures rebuilt, want %d", n, want)
+			}
+		})
+	}
+}
