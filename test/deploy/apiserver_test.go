@@ -14,6 +14,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -203,6 +204,71 @@ func TestAgainstAPIServer(t *testing.T) {
 		})
 	})
 
+	// The events overlay grants what --events needs and nothing more, and an exporter with
+	// its flags and token is elected writer, writes an Event for a change and rebuilds its
+	// history from the Events without a single refusal.
+	t.Run("events kustomize", func(t *testing.T) {
+		root := tools.RepoRoot(t)
+		manifests := run(t, root, nil, tools.Kubectl(t), "kustomize", filepath.Join(root, kustomizeDir, "overlays", "events"))
+		e.apply(t, manifests)
+		dep := deploymentOf(t, decodeObjects(t, manifests))
+		sa := "system:serviceaccount:" + kustomizeNS + ":lease-exporter"
+		t.Run("RBAC adds events and the writer's election Lease", func(t *testing.T) {
+			for _, ns := range []string{kustomizeNS, "kube-system", "default"} {
+				want := []string{"events.events.k8s.io [] [] [create patch list]", "leasecandidates.coordination.k8s.io [] [] [list watch]", "leases.coordination.k8s.io [] [] [list watch]"}
+				if ns == kustomizeNS { // the writer's election, in its own namespace only
+					want = []string{"events.events.k8s.io [] [] [create patch list]", "leasecandidates.coordination.k8s.io [] [] [list watch]",
+						"leases.coordination.k8s.io [] [] [list watch create]", "leases.coordination.k8s.io [] [lease-exporter-events] [get update]"}
+				}
+				if extra := subtract(e.canI(t, sa, ns), baseline(t, kustomizeNS)); !slices.Equal(extra, want) {
+					t.Errorf("in namespace %s the ServiceAccount may do, beyond the defaults:\n  %s\nwant:\n  %s", ns, strings.Join(extra, "\n  "), strings.Join(want, "\n  "))
+				}
+			}
+		})
+		t.Run("exporter with the ServiceAccount token writes Events", func(t *testing.T) {
+			exp := e.runExporter(ctx, t, kustomizeNS, "lease-exporter", dep)
+			waitLease(t, exp, "default", "deploy-test-default", true)
+			for deadline := time.Now().Add(40 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+				s, err := exp.Scrape()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if w := s.Series("lease_exporter_events_writer", nil); len(w) == 1 && w[0].Value == 1 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("never elected to write Events:\n%s", exp.Logs())
+				}
+			}
+			l, err := client.CoordinationV1().Leases("default").Get(ctx, "deploy-test-default", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			holder, now := "deploy-test-successor", metav1.NewMicroTime(time.Now())
+			l.Spec.HolderIdentity, l.Spec.RenewTime, l.Spec.AcquireTime = &holder, &now, &now
+			if _, err := client.CoordinationV1().Leases("default").Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+				evs, err := client.EventsV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "reportingController=lease-exporter"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if slices.ContainsFunc(evs.Items, func(ev eventsv1.Event) bool {
+					return ev.Reason == "LeaderChanged" && ev.Regarding.Name == "deploy-test-default" && strings.Contains(ev.Note, `to "deploy-test-successor"`)
+				}) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no LeaderChanged Event for default/deploy-test-default:\n%s", exp.Logs())
+				}
+			}
+			if logs := exp.Logs(); strings.Contains(logs, "forbidden") || !strings.Contains(logs, "rebuilt history from Events") {
+				t.Errorf("the exporter was refused something, or did not rebuild its history:\n%s", logs)
+			}
+		})
+	})
+
 	t.Run("namespaced helm install", func(t *testing.T) {
 		const ns, release = "scoped", "scoped"
 		createNamespace(ctx, t, client, ns, map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
@@ -344,7 +410,8 @@ func (e *apiEnv) runExporter(ctx context.Context, t *testing.T, ns, sa string, d
 	args := []string{"--kubeconfig=" + kubeconfig}
 	for _, a := range argsOf(containerOf(t, dep)) {
 		if !strings.HasPrefix(a, "--web.listen-address=") {
-			args = append(args, a)
+			// The kubelet expands $(POD_NAMESPACE) from the Pod's own namespace.
+			args = append(args, strings.ReplaceAll(a, "$(POD_NAMESPACE)", ns))
 		}
 	}
 	exp := e.suite.StartExporter(t, e.suite.Bin, args...)

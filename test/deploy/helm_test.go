@@ -234,7 +234,7 @@ func TestHelmEventsOptions(t *testing.T) {
 		if len(args) == 0 {
 			args = list(asMap(list(d.get("spec", "template", "spec", "containers"))[0])["args"])
 		}
-		for _, want := range []string{"--events", "--events.lock=obs/observability-lease-exporter-events", "--events.classes=leader-election,node-heartbeat",
+		for _, want := range []string{"--events", "--events.lock=$(POD_NAMESPACE)/observability-lease-exporter-events", "--events.classes=leader-election,node-heartbeat",
 			"--events.qps=2", "--events.burst=50"} {
 			if !slices.Contains(args, any(want)) {
 				t.Errorf("%s args %v lack %s", d.key(), args, want)

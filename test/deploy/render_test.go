@@ -196,8 +196,15 @@ func checkEventsRBAC(t *testing.T, roles, bindings, deps []object, events bool, 
 	want := map[string]any{}
 	if events {
 		lockNS, name, _ := strings.Cut(lockName, "/")
-		if lockNS != ns || name == "" {
-			t.Errorf("--events.lock=%s, want a Lease in the exporter's namespace %s", lockName, ns)
+		if lockNS != "$(POD_NAMESPACE)" || name == "" {
+			t.Errorf("--events.lock=%s, want a Lease in the Pod's own namespace, $(POD_NAMESPACE)/NAME", lockName)
+		}
+		podNamespace := map[string]any{"name": "POD_NAMESPACE", "valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "metadata.namespace"}}}
+		for _, d := range deps {
+			env := list(asMap(list(d.get("spec", "template", "spec", "containers"))[0])["env"])
+			if !slices.ContainsFunc(env, func(e any) bool { return reflect.DeepEqual(e, podNamespace) }) {
+				t.Errorf("%s: --events.lock names $(POD_NAMESPACE), but the container has no POD_NAMESPACE from metadata.namespace: %s", d.key(), compact(env))
+			}
 		}
 		want = map[string]any{"Role/" + ns + "/" + name: []any{
 			map[string]any{"apiGroups": []any{"coordination.k8s.io"}, "resources": []any{"leases"}, "verbs": []any{"create"}},
