@@ -4,13 +4,18 @@ package node_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/node"
@@ -47,6 +52,7 @@ func TestInstallOnARealNode(t *testing.T) {
 	deployElector(t, c.client, electionsNS, "node-elector", 2)
 
 	t.Run("HelmChartWithDefaults", func(t *testing.T) { testHelmChart(t, c, img) })
+	t.Run("HelmChartWithEvents", func(t *testing.T) { testHelmChartWithEvents(t, c, img) })
 	for _, tree := range []string{"deploy/kustomize/base", "deploy/kustomize/overlays/annotation-locks", "deploy/kustomize/overlays/sharded"} {
 		t.Run("Kustomize/"+filepath.Base(tree), func(t *testing.T) { testKustomize(t, c, img, tree) })
 	}
@@ -131,4 +137,79 @@ func kubectlLeaseThroughTheServiceProxy(t *testing.T, c *cluster) {
 		time.Sleep(2 * time.Second)
 	}
 	t.Logf("kubectl lease describe through the service proxy:\n%s", out)
+}
+
+// testHelmChartWithEvents: `helm install` with events.enabled=true, in real Pods: the kubelet
+// expands --events.lock=$(POD_NAMESPACE)/..., exactly one of the two replicas is elected
+// writer with the chart's RBAC, the elector's failover becomes a LeaderChanged Event, and
+// deleting the writer's Pod hands writing over at once (it releases its election Lease on
+// SIGTERM) instead of after the Lease's 15 s.
+func testHelmChartWithEvents(t *testing.T, c *cluster, img image) {
+	ctx := context.Background()
+	c.run(t, tools.Helm(t), "install", "lease-exporter", "deploy/helm/lease-exporter",
+		"--namespace", releaseNS, "--create-namespace", "--wait", "--timeout", "4m",
+		"--set", "image.repository="+img.repository, "--set", "image.tag="+img.tag,
+		"--set", "image.pullPolicy=Never", "--set", "events.enabled=true")
+	defer c.run(t, tools.Helm(t), "uninstall", "lease-exporter", "--namespace", releaseNS, "--wait")
+	writer := waitOneWriter(t, c, 2*time.Minute)
+
+	// The elector's leader Pod is deleted; the other takes the Lease over.
+	l := waitLease(t, c.client, electionsNS, "node-elector", time.Minute, func(l *coordinationv1.Lease) bool { return l.Spec.HolderIdentity != nil })
+	old := *l.Spec.HolderIdentity
+	leaderPod, _, _ := strings.Cut(old, "_")
+	if err := c.client.CoreV1().Pods(electionsNS).Delete(ctx, leaderPod, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		evs, err := c.client.EventsV1().Events(electionsNS).List(ctx, metav1.ListOptions{FieldSelector: "reportingController=lease-exporter"})
+		if err == nil && slices.ContainsFunc(evs.Items, func(ev eventsv1.Event) bool {
+			return ev.Reason == "LeaderChanged" && ev.Regarding.Name == "node-elector" && strings.Contains(ev.Note, fmt.Sprintf("from %q", old))
+		}) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no LeaderChanged Event from %s for %s/node-elector (err %v)", old, electionsNS, err)
+		}
+		time.Sleep(time.Second)
+	}
+
+	// The writer's Pod is deleted: it releases the election, and the other replica writes.
+	deleted := time.Now()
+	if err := c.client.CoreV1().Pods(releaseNS).Delete(ctx, writer.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitLease(t, c.client, releaseNS, "lease-exporter-events", time.Minute, func(l *coordinationv1.Lease) bool {
+		return l.Spec.HolderIdentity != nil && !strings.HasPrefix(*l.Spec.HolderIdentity, writer.Name+"_")
+	})
+	if took := time.Since(deleted); took > 12*time.Second {
+		t.Errorf("writing moved to another replica %s after the writer's Pod was deleted: released, it takes the 2 s retry period, not the 15 s lease", took.Round(time.Second))
+	} else {
+		t.Logf("writing moved to another replica %s after the writer's Pod was deleted", took.Round(100*time.Millisecond))
+	}
+	waitOneWriter(t, c, 2*time.Minute)
+}
+
+// waitOneWriter waits until the chart's Pods are Ready and exactly one reports
+// lease_exporter_events_writer 1, scraped on its own Pod IP, and returns it.
+func waitOneWriter(t *testing.T, c *cluster, timeout time.Duration) corev1.Pod {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		pods := c.readyPods(t, releaseNS, selector, 2, timeout)
+		var writers []corev1.Pod
+		for _, p := range pods {
+			body, err := scrapeURL(fmt.Sprintf("http://%s:10047/metrics", p.Status.PodIP))
+			if err == nil && strings.Contains(body, "\nlease_exporter_events_writer 1\n") {
+				writers = append(writers, p)
+			}
+		}
+		if len(writers) == 1 {
+			return writers[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d replicas write Events, want exactly 1", len(writers), len(pods))
+		}
+		time.Sleep(time.Second)
+	}
 }
