@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +24,7 @@ import (
 	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
 )
 
 // Issue 38: the exporter writes Kubernetes Events for the leadership changes it sees, from
@@ -98,17 +101,38 @@ func countReason(evs []eventsv1.Event, reason string) int {
 	return n
 }
 
-// kubectlEvents runs the control plane's own kubectl (1.36 on the default matrix) as an
-// operator would: kubectl events --for lease/NAME -n NS.
+// kubectlEvents runs real kubectl as an operator would: kubectl events --for lease/NAME -n NS.
+// It is the control plane's own (1.36 on the default matrix); the older minors' bin dirs have
+// none, and use the newest one built (kubectl talks to API servers a minor older or newer).
 func kubectlEvents(t *testing.T, ns, name string) string {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(env.CP.AssetsDir(), "kubectl"), "--kubeconfig", env.CP.KubeconfigPath(),
+	kubectl := filepath.Join(env.CP.AssetsDir(), "kubectl")
+	if _, err := os.Stat(kubectl); err != nil {
+		built, _ := filepath.Glob(filepath.Join(tools.CacheRoot(), "kube-binaries", "kubernetes-v*", "bin", "kubectl"))
+		if len(built) == 0 {
+			t.Fatalf("no kubectl in %s nor in the kube-binaries cache: build it with hack/kube-binaries/build.sh", env.CP.AssetsDir())
+		}
+		slices.SortFunc(built, func(a, b string) int { return slices.Compare(versionOf(a), versionOf(b)) })
+		kubectl = built[len(built)-1]
+	}
+	cmd := exec.Command(kubectl, "--kubeconfig", env.CP.KubeconfigPath(),
 		"events", "--for", "lease/"+name, "-n", ns)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubectl events: %v\n%s", err, out)
 	}
 	return string(out)
+}
+
+// versionOf is the Kubernetes version of a kube-binaries path, .../kubernetes-v1.36.3/bin/kubectl,
+// as numbers to compare.
+func versionOf(path string) []int {
+	var out []int
+	for _, f := range strings.Split(strings.TrimPrefix(filepath.Base(filepath.Dir(filepath.Dir(path))), "kubernetes-v"), ".") {
+		n, _ := strconv.Atoi(f)
+		out = append(out, n)
+	}
+	return out
 }
 
 // historyOf is a lock's history from an exporter's JSON API as (holder, ended, rebuilt).
