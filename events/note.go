@@ -173,34 +173,17 @@ func parseNote(reason, note string) (Change, error) {
 		}
 		c.Ended = endingIn(note)
 	case ReasonLeaseReleased:
-		m := releasedRE.FindStringSubmatch(note)
-		if m == nil {
-			return c, fmt.Errorf("%s note %q: no holder", reason, note)
-		}
-		if c.Old, err = strconv.Unquote(m[1]); err != nil {
+		if _, err := holderAndHeld(&c, releasedRE, note); err != nil {
 			return c, err
-		}
-		if m[2] != "" {
-			if c.Held, err = time.ParseDuration(m[2]); err != nil {
-				return c, err
-			}
 		}
 		c.Ended = lock.Released
 		if e := endingIn(note); e == lock.HandedOver {
 			c.Ended = e
 		}
 	case ReasonLeaseExpired:
-		m := expiredRE.FindStringSubmatch(note)
-		if m == nil {
-			return c, fmt.Errorf("%s note %q: no holder", reason, note)
-		}
-		if c.Old, err = strconv.Unquote(m[1]); err != nil {
+		m, err := holderAndHeld(&c, expiredRE, note)
+		if err != nil {
 			return c, err
-		}
-		if m[2] != "" {
-			if c.Held, err = time.ParseDuration(m[2]); err != nil {
-				return c, err
-			}
 		}
 		if c.Leaderless, err = time.ParseDuration(m[3]); err != nil {
 			return c, err
@@ -210,6 +193,25 @@ func parseNote(reason, note string) (Change, error) {
 		return c, fmt.Errorf("reason %q makes no history", reason)
 	}
 	return c, nil
+}
+
+// holderAndHeld reads the quoted holder (group 1) and the optional tenure length (group 2)
+// of a note that re matches into c, and returns the match.
+func holderAndHeld(c *Change, re *regexp.Regexp, note string) ([]string, error) {
+	m := re.FindStringSubmatch(note)
+	if m == nil {
+		return nil, fmt.Errorf("%s note %q: no holder", c.Reason, note)
+	}
+	var err error
+	if c.Old, err = strconv.Unquote(m[1]); err != nil {
+		return nil, err
+	}
+	if m[2] != "" {
+		if c.Held, err = time.ParseDuration(m[2]); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
 }
 
 // endingIn finds the "It ended: …" sentence of a note; Unknown without one.

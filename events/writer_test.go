@@ -1,12 +1,10 @@
 package events
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -24,32 +22,15 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
 	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
 )
 
-// syncBuffer is a log destination the test reads while the writer's goroutines write.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startWriter is a writer over a fake clientset that writes as if elected.
-func startWriter(t *testing.T, opts Options) (*Writer, *fake.Clientset, *prometheus.Registry, *syncBuffer) {
+func startWriter(t *testing.T, opts Options) (*Writer, *fake.Clientset, *prometheus.Registry, *syncbuffer.Buffer) {
 	t.Helper()
 	client := fake.NewClientset()
 	reg := prometheus.NewRegistry()
-	var logs syncBuffer
+	var logs syncbuffer.Buffer
 	if opts.Classes == nil {
 		opts.Classes = []lock.Class{lock.ClassLeaderElection}
 	}
@@ -299,7 +280,7 @@ func (l *refusingLock) Get(context.Context) (*resourcelock.LeaderElectionRecord,
 // A refused election Lease is logged once, naming it, and asked for again only after the
 // pause, not on client-go's every 2 s retry.
 func TestRefusedElectionAsksAgainOnlyAfterAPause(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuffer.Buffer
 	w := New(fake.NewClientset(), Options{Namespace: "monitoring", Name: "lease-exporter-events"}, slog.New(slog.NewTextHandler(&logs, nil)), prometheus.NewRegistry())
 	inner := &refusingLock{}
 	l := &patientLock{Interface: inner, w: w}
