@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -157,9 +158,22 @@ func grepLines(s, substr string) string {
 	return strings.Join(out, "\n")
 }
 
-// processUID is the uid of the first process in the Pod's cgroup, read from the host, since
+// processUID is the uid of the Pod's lease-exporter process, read from the host, since
 // the image has no shell to exec.
 func processUID(t *testing.T, pod *corev1.Pod) string {
+	t.Helper()
+	status, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(exporterPid(t, pod)), "status"))
+	for _, l := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(l, "Uid:") {
+			return strings.Fields(l)[1]
+		}
+	}
+	t.Fatalf("no Uid in the status of Pod %s's lease-exporter process", pod.Name)
+	return ""
+}
+
+// exporterPid is the lease-exporter process in the Pod's cgroup, seen from the host.
+func exporterPid(t *testing.T, pod *corev1.Pod) int {
 	t.Helper()
 	entries, _ := os.ReadDir("/proc")
 	marker := "pod" + string(pod.UID)
@@ -168,17 +182,11 @@ func processUID(t *testing.T, pod *corev1.Pod) string {
 		if err != nil || !strings.Contains(string(cg), marker) {
 			continue
 		}
-		comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
-		if strings.TrimSpace(string(comm)) != "lease-exporter" {
-			continue
-		}
-		status, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
-		for _, l := range strings.Split(string(status), "\n") {
-			if strings.HasPrefix(l, "Uid:") {
-				return strings.Fields(l)[1]
-			}
+		if comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm")); strings.TrimSpace(string(comm)) == "lease-exporter" {
+			pid, _ := strconv.Atoi(e.Name())
+			return pid
 		}
 	}
 	t.Fatalf("no lease-exporter process in Pod %s's cgroup", pod.Name)
-	return ""
+	return 0
 }

@@ -32,12 +32,31 @@ const (
 // would, and finally checks that stopping the node left the host as it was. One node serves
 // every step: starting it is most of the cost.
 func TestInstallOnARealNode(t *testing.T) {
+	img := exporterImage(t)
+	onNode(t, []string{img.archive, buildElectorImage(t)}, func(n *node.Node) {
+		c := newCluster(t, n)
+		createNamespace(t, c.client, electionsNS)
+		deployElector(t, c.client, electionsNS, "node-elector", 2)
+
+		t.Run("HelmChartWithDefaults", func(t *testing.T) { testHelmChart(t, c, img) })
+		t.Run("HelmChartWithEvents", func(t *testing.T) { testHelmChartWithEvents(t, c, img) })
+		for _, tree := range []string{"deploy/kustomize/base", "deploy/kustomize/overlays/annotation-locks", "deploy/kustomize/overlays/sharded"} {
+			t.Run("Kustomize/"+filepath.Base(tree), func(t *testing.T) { testKustomize(t, c, img, tree) })
+		}
+		t.Run("KubePrometheusStack", func(t *testing.T) { testKubePrometheusStack(t, c, img) })
+	})
+}
+
+// onNode starts a node with images, runs fn on it, dumps its logs if the test failed, stops
+// it, and checks that stopping it left the host as it was. One node serves every step of a
+// test: starting it is most of the cost.
+func onNode(t *testing.T, images []string, fn func(n *node.Node)) {
+	t.Helper()
 	before, err := node.SnapshotHost()
 	if err != nil {
 		t.Fatal(err)
 	}
-	img := exporterImage(t)
-	n, err := node.Start(context.Background(), node.Options{Images: []string{img.archive, buildElectorImage(t)}})
+	n, err := node.Start(context.Background(), node.Options{Images: images})
 	if err != nil {
 		t.Fatalf("start node: %v", err)
 	}
@@ -47,17 +66,7 @@ func TestInstallOnARealNode(t *testing.T) {
 			_ = n.Stop()
 		}
 	}()
-	c := newCluster(t, n)
-	createNamespace(t, c.client, electionsNS)
-	deployElector(t, c.client, electionsNS, "node-elector", 2)
-
-	t.Run("HelmChartWithDefaults", func(t *testing.T) { testHelmChart(t, c, img) })
-	t.Run("HelmChartWithEvents", func(t *testing.T) { testHelmChartWithEvents(t, c, img) })
-	for _, tree := range []string{"deploy/kustomize/base", "deploy/kustomize/overlays/annotation-locks", "deploy/kustomize/overlays/sharded"} {
-		t.Run("Kustomize/"+filepath.Base(tree), func(t *testing.T) { testKustomize(t, c, img, tree) })
-	}
-	t.Run("KubePrometheusStack", func(t *testing.T) { testKubePrometheusStack(t, c, img) })
-
+	fn(n)
 	if t.Failed() {
 		dumpLogs(t, n)
 	}

@@ -19,8 +19,19 @@ import (
 // the images a registry would serve elsewhere (the pause image, test electors); the exporter's
 // own image is built from the Dockerfile (hack/image).
 func BuildGoImage(dir, pkg, ref string, args ...string) (string, error) {
+	return BuildGoImageX(dir, pkg, ref, nil, args...)
+}
+
+// BuildGoImageX is BuildGoImage linking pkg with -X for each of xdefs
+// ("importpath.name=value"): a build with a string variable changed, such as a mutant whose
+// fault a test must catch.
+func BuildGoImageX(dir, pkg, ref string, xdefs []string, args ...string) (string, error) {
+	ldflags := "-s -w"
+	for _, x := range xdefs {
+		ldflags += " -X=" + x
+	}
 	bin := filepath.Join(dir, filepath.Base(pkg))
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, pkg)
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags="+ldflags, "-o", bin, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("build %s: %w: %s", pkg, err, out)
