@@ -4,16 +4,22 @@ package node_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
@@ -55,7 +61,7 @@ func TestExporterPodThroughFaults(t *testing.T) {
 			"--set", "image.repository="+img.repository, "--set", "image.tag="+img.tag,
 			"--set", "image.pullPolicy=Never", "--set", "replicaCount=1")
 		pod := c.readyPods(t, releaseNS, selector, 1, 3*time.Minute)[0]
-		prom := startPodPrometheus(t, pod.Status.PodIP)
+		prom := startPodPrometheus(t, c)
 		defer prom.Stop()
 
 		t.Run("SilentNetwork", func(t *testing.T) {
@@ -85,6 +91,17 @@ func TestExporterPodThroughFaults(t *testing.T) {
 			}
 			t.Logf("without keepalives, caught: %v", r.err)
 		})
+		// The mutant is rolled back; the real exporter runs again.
+		c.run(t, tools.Helm(t), "rollback", "lease-exporter", "1", "--namespace", releaseNS, "--wait", "--timeout", "4m")
+
+		t.Run("SIGKILLMidScrape", func(t *testing.T) { sigkillMidScrape(t, c, prom) })
+		t.Run("KubeletRestart", func(t *testing.T) {
+			nodeRestart(t, c, prom, "kubelet", func() error { return c.n.RestartKubelet(context.Background()) })
+		})
+		t.Run("ContainerdRestart", func(t *testing.T) {
+			nodeRestart(t, c, prom, "containerd", func() error { return c.n.RestartContainerd(context.Background()) })
+		})
+		t.Run("EvictionGovernedByThePodDisruptionBudget", func(t *testing.T) { evictionWithPDB(t, c, prom) })
 		c.run(t, tools.Helm(t), "uninstall", "lease-exporter", "--namespace", releaseNS, "--wait")
 	})
 }
@@ -204,19 +221,63 @@ func metricValue(s *exporterproc.Scrape, prefix, match string) float64 {
 	return -1
 }
 
-// startPodPrometheus runs Debian's Prometheus on the host, scraping the Pod every 5 s and
-// evaluating the shipped alerts as a user's Prometheus would.
-func startPodPrometheus(t *testing.T, podIP string) *promstack.Process {
+// startPodPrometheus runs Debian's Prometheus on the host, scraping the chart's Pods every 5 s
+// and evaluating the shipped alerts. Debian builds Prometheus without Kubernetes service
+// discovery, so the test plays it: every second it writes the Pods' addresses, as role pod
+// would find them, to a file_sd target file.
+func startPodPrometheus(t *testing.T, c *cluster) *promstack.Process {
 	t.Helper()
-	p, err := promstack.StartPrometheus(context.Background(), t.TempDir(), promstack.PrometheusOptions{
-		Targets:        []string{podIP + ":10047"},
-		RuleFiles:      []string{filepath.Join(tools.RepoRoot(t), "alerts", "lease-exporter.rules.yml")},
-		ScrapeInterval: 5 * time.Second, EvaluationPeriod: 5 * time.Second,
-	})
-	if err != nil {
+	dir := t.TempDir()
+	targets := filepath.Join(dir, "targets.json")
+	discover := func() error {
+		pods, err := c.client.CoreV1().Pods(releaseNS).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return err
+		}
+		var groups []map[string]any
+		for _, p := range pods.Items {
+			if p.Status.PodIP != "" && p.Status.Phase == corev1.PodRunning {
+				groups = append(groups, map[string]any{"targets": []string{p.Status.PodIP + ":10047"}, "labels": map[string]string{"pod": p.Name}})
+			}
+		}
+		b, _ := json.Marshal(groups)
+		tmp := targets + ".tmp"
+		if err := os.WriteFile(tmp, b, 0o644); err != nil {
+			return err
+		}
+		return os.Rename(tmp, targets)
+	}
+	if err := discover(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(p.Stop)
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Second):
+				_ = discover()
+			}
+		}
+	}()
+	cfg := fmt.Sprintf(`global: {scrape_interval: 5s, evaluation_interval: 5s}
+rule_files: [%q]
+scrape_configs:
+  - job_name: lease-exporter
+    honor_labels: true
+    file_sd_configs: [{files: [%q], refresh_interval: 5s}]
+`, filepath.Join(tools.RepoRoot(t), "alerts", "lease-exporter.rules.yml"), targets)
+	path := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := promstack.StartPrometheusConfig(context.Background(), "", dir, path)
+	if err != nil {
+		close(stop)
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { close(stop) })
 	return p
 }
 
@@ -266,4 +327,178 @@ func waitRolled(t *testing.T, c *cluster, old string) corev1.Pod {
 		}
 		time.Sleep(time.Second)
 	}
+}
+
+// readyExporter is the one Ready exporter Pod, and its /metrics URL on the Pod IP.
+func readyExporter(t *testing.T, c *cluster) (corev1.Pod, string) {
+	t.Helper()
+	pod := c.readyPods(t, releaseNS, selector, 1, 3*time.Minute)[0]
+	return pod, fmt.Sprintf("http://%s:10047/metrics", pod.Status.PodIP)
+}
+
+// sigkillMidScrape kills the exporter's process with SIGKILL while scrapes stream from it:
+// the kubelet restarts the container, the Pod is Ready again, the restart shows (a new
+// process_start_time_seconds, restartCount 1), and no per-lease alert fires meanwhile.
+func sigkillMidScrape(t *testing.T, c *cluster, prom *promstack.Process) {
+	pod, url := readyExporter(t, c)
+	waitMetric(t, url, `lease_exporter_watch_up 1`, 2*time.Minute)
+	before := metricValue(mustScrape(t, url), "process_start_time_seconds", "")
+	var wg sync.WaitGroup
+	var scrapes, failed atomic.Int32
+	stop := make(chan struct{})
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := exporterproc.ScrapeURL(url); err != nil {
+					failed.Add(1)
+					time.Sleep(100 * time.Millisecond)
+				}
+				scrapes.Add(1)
+			}
+		})
+	}
+	time.Sleep(2 * time.Second)
+	inFlight := scrapes.Load()
+	killed := time.Now()
+	if err := syscall.Kill(exporterPid(t, &pod), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var down time.Duration
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(200 * time.Millisecond) {
+		if s, err := exporterproc.ScrapeURL(url); err == nil {
+			if start := metricValue(s, "process_start_time_seconds", ""); start != before && start > 0 {
+				down = time.Since(killed)
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			close(stop)
+			wg.Wait()
+			t.Fatalf("no scrape from a restarted exporter within 3 minutes of the SIGKILL")
+		}
+	}
+	close(stop)
+	wg.Wait()
+	p := c.readyPods(t, releaseNS, selector, 1, 3*time.Minute)[0]
+	if p.Name != pod.Name || p.Status.ContainerStatuses[0].RestartCount != 1 {
+		t.Errorf("after the SIGKILL: Pod %s, restartCount %d; want the same Pod %s with its container restarted once", p.Name, p.Status.ContainerStatuses[0].RestartCount, pod.Name)
+	}
+	waitMetric(t, url, `lease_exporter_watch_up 1`, 2*time.Minute)
+	checkNoFalsePage(t, prom, 10*time.Minute)
+	t.Logf("SIGKILL during %d scrapes (%d failed): scrapes answered again by the restarted exporter %s later", inFlight, failed.Load(), down.Round(100*time.Millisecond))
+}
+
+// nodeRestart restarts a node daemon under the running Pod: the container must not restart
+// (the kubelet and containerd leave running containers alone), the Pod stays or comes back
+// Ready, the scrapes' longest gap is measured, and no per-lease alert fires.
+func nodeRestart(t *testing.T, c *cluster, prom *promstack.Process, what string, restart func() error) {
+	pod, url := readyExporter(t, c)
+	restarts := pod.Status.ContainerStatuses[0].RestartCount
+	var longest time.Duration
+	done := make(chan error, 1)
+	go func() { done <- restart() }()
+	lastOK, finished := time.Now(), false
+	for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("restart %s: %v", what, err)
+			}
+			finished = true
+		default:
+		}
+		_, err := exporterproc.ScrapeURL(url)
+		if err == nil {
+			lastOK = time.Now()
+		} else {
+			longest = max(longest, time.Since(lastOK))
+		}
+		if finished && err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the exporter did not answer within 3 minutes of the %s restart (finished %v): %v", what, finished, err)
+		}
+	}
+	p := c.readyPods(t, releaseNS, selector, 1, 3*time.Minute)[0]
+	if p.Name != pod.Name || p.Status.ContainerStatuses[0].RestartCount != restarts {
+		t.Errorf("after the %s restart: Pod %s restartCount %d, want Pod %s still at %d", what, p.Name, p.Status.ContainerStatuses[0].RestartCount, pod.Name, restarts)
+	}
+	waitMetric(t, url, `lease_exporter_watch_up 1`, 2*time.Minute)
+	checkNoFalsePage(t, prom, 10*time.Minute)
+	t.Logf("%s restarted under the Pod: longest gap between answered scrapes %s, container not restarted", what, longest.Round(100*time.Millisecond))
+}
+
+// evictionWithPDB scales to the chart's two replicas (which renders its PodDisruptionBudget,
+// minAvailable 1), evicts one Pod through the API, and is refused the second eviction until
+// the first Pod's replacement is Ready: metrics never stop, no per-lease alert fires.
+func evictionWithPDB(t *testing.T, c *cluster, prom *promstack.Process) {
+	ctx := context.Background()
+	c.run(t, tools.Helm(t), "upgrade", "lease-exporter", "deploy/helm/lease-exporter", "--namespace", releaseNS,
+		"--wait", "--timeout", "4m", "--reuse-values", "--set", "replicaCount=2")
+	pods := c.readyPods(t, releaseNS, selector, 2, 3*time.Minute)
+	if err := waitPDBAllows(c, 1); err != nil {
+		t.Fatal(err)
+	}
+	evict := func(p corev1.Pod) error {
+		return c.client.PolicyV1().Evictions(p.Namespace).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}})
+	}
+	evicted := time.Now()
+	if err := evict(pods[0]); err != nil {
+		t.Fatalf("evict %s with both replicas Ready: %v", pods[0].Name, err)
+	}
+	if err := evict(pods[1]); !apierrors.IsTooManyRequests(err) {
+		t.Errorf("evicting %s while %s is gone: %v, want 429 from the PodDisruptionBudget", pods[1].Name, pods[0].Name, err)
+	}
+	other := fmt.Sprintf("http://%s:10047/metrics", pods[1].Status.PodIP)
+	for time.Since(evicted) < 5*time.Second {
+		if _, err := exporterproc.ScrapeURL(other); err != nil {
+			t.Errorf("the replica left was not scraped while the other was evicted: %v", err)
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	c.readyPods(t, releaseNS, selector, 2, 3*time.Minute)
+	replaced := time.Since(evicted)
+	if err := waitPDBAllows(c, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := evict(pods[1]); err != nil {
+		t.Errorf("evict %s once its peer's replacement is Ready: %v", pods[1].Name, err)
+	}
+	c.readyPods(t, releaseNS, selector, 2, 3*time.Minute)
+	checkNoFalsePage(t, prom, 10*time.Minute)
+	t.Logf("evicted one of two replicas: the second eviction refused by the PodDisruptionBudget, the replacement Ready %s later", replaced.Round(100*time.Millisecond))
+	c.run(t, tools.Helm(t), "upgrade", "lease-exporter", "deploy/helm/lease-exporter", "--namespace", releaseNS,
+		"--wait", "--timeout", "4m", "--reuse-values", "--set", "replicaCount=1")
+}
+
+// waitPDBAllows waits until the chart's PodDisruptionBudget allows want disruptions: the
+// disruption controller updates it a moment after the Pods become Ready.
+func waitPDBAllows(c *cluster, want int32) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		pdbs, err := c.client.PolicyV1().PodDisruptionBudgets(releaseNS).List(context.Background(), metav1.ListOptions{})
+		if err == nil && len(pdbs.Items) == 1 && pdbs.Items[0].Status.DisruptionsAllowed == want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the PodDisruptionBudget never allowed %d disruptions (%v): %v", want, err, pdbs)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+func mustScrape(t *testing.T, url string) *exporterproc.Scrape {
+	t.Helper()
+	s, err := exporterproc.ScrapeURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -181,6 +181,36 @@ func (n *Node) Processes() []*controlplane.Process {
 	return append(ps, n.procs...)
 }
 
+// RestartKubelet stops the kubelet (SIGTERM) and starts it again with the same configuration
+// and root directory, as `systemctl restart kubelet` does on a real node: the Pods keep
+// running, and the new kubelet takes them over.
+func (n *Node) RestartKubelet(ctx context.Context) error {
+	return n.restart("kubelet", func() (*controlplane.Process, error) { return startKubelet(ctx, n.cp) })
+}
+
+// RestartContainerd stops containerd (SIGTERM) and starts it again: the containers keep
+// running under their shims, and the kubelet reconnects.
+func (n *Node) RestartContainerd(ctx context.Context) error {
+	return n.restart("containerd", func() (*controlplane.Process, error) { return startContainerd(ctx) })
+}
+
+func (n *Node) restart(name string, start func() (*controlplane.Process, error)) error {
+	for i, p := range n.procs {
+		if p.Name() != name {
+			continue
+		}
+		if err := p.Stop(); err != nil {
+			return fmt.Errorf("stop %s: %w", name, err)
+		}
+		np, err := start()
+		if np != nil {
+			n.procs[i] = np
+		}
+		return err
+	}
+	return fmt.Errorf("no %s on this node", name)
+}
+
 // Stop stops everything, undoes every host change (Cleanup) and releases the lock.
 func (n *Node) Stop() error {
 	var errs []error
