@@ -1,7 +1,6 @@
 package events
 
 import (
-	"slices"
 	"sync"
 	"time"
 
@@ -103,10 +102,14 @@ func (t *tracker) Observed(prev, rec *lock.Lease, now int64, live bool) {
 	if rec == prev || !t.classes[rec.Class] {
 		return
 	}
-	retaken := false
-	if prev != nil && prev.UID == rec.UID && prev.Holder == rec.Holder {
-		_, _, retaken = lock.Leaderless(prev, rec, now, live) // the same holder back after its lease expired
-		if !retaken && (rec.PreferredHolder() == "" || rec.PreferredHolder() == prev.PreferredHolder()) {
+	// How long the lock was leaderless before rec's holder took it: ok for a new holder, or
+	// the same one back after its lease expired, seen live.
+	var µs int64
+	var ended lock.Ending
+	var taken bool
+	if prev != nil && prev.UID == rec.UID {
+		µs, ended, taken = lock.Leaderless(prev, rec, now, live)
+		if !taken && prev.Holder == rec.Holder && (rec.PreferredHolder() == "" || rec.PreferredHolder() == prev.PreferredHolder()) {
 			return // a renewal
 		}
 	}
@@ -124,9 +127,9 @@ func (t *tracker) Observed(prev, rec *lock.Lease, now int64, live bool) {
 		return // first sight of this incarnation: the exporter saw nothing change
 	}
 	switch {
-	case rec.Holder != "" && (rec.Holder != prev.Holder || retaken):
+	case rec.Holder != "" && (rec.Holder != prev.Holder || taken):
 		c := Change{Reason: ReasonLeaderChanged, Old: s.holder, New: rec.Holder, Held: unknown, Leaderless: unknown, Ended: lock.Unknown}
-		if µs, ended, ok := lock.Leaderless(prev, rec, now, live); ok {
+		if taken {
 			c.Leaderless, c.Ended = time.Duration(µs)*time.Microsecond, ended
 		} else if prev.Holder == "" {
 			c.Ended = lock.Released
@@ -246,15 +249,4 @@ func (t *tracker) sweep(view informer.View, has func(lock.Kind, string, string) 
 			t.mu.Unlock()
 		}
 	}
-}
-
-// classList is the classes tracked, for logs.
-func (t *tracker) classList() []string {
-	var out []string
-	for _, c := range lock.Classes {
-		if t.classes[c] {
-			out = append(out, c.String())
-		}
-	}
-	return slices.Clip(out)
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	eventsv1 "k8s.io/api/events/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
@@ -125,9 +124,6 @@ func Rebuild(ctx context.Context, client kubernetes.Interface, namespaces []stri
 	st.Took = time.Since(start)
 	return st, nil
 }
-
-// IsForbidden reports whether Rebuild failed for lack of permission to list Events.
-func IsForbidden(err error) bool { return apierrors.IsForbidden(err) }
 
 func makesHistory(reason string) bool {
 	return reason == ReasonLeaderChanged || reason == ReasonLeaseReleased || reason == ReasonLeaseExpired

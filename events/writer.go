@@ -221,7 +221,7 @@ func (w *Writer) send(ref *corev1.ObjectReference, eventType string, c Change) b
 // released the election.
 func (w *Writer) Run(ctx context.Context, view SweptView) {
 	w.logger.Info("writing Kubernetes Events once elected", "election", w.opts.Namespace+"/"+w.opts.Name,
-		"identity", w.opts.Identity, "classes", w.classList(), "qps", w.opts.QPS, "burst", w.opts.Burst)
+		"identity", w.opts.Identity, "classes", w.opts.Classes, "qps", w.opts.QPS, "burst", w.opts.Burst)
 	w.done.Add(2)
 	go func() {
 		defer w.done.Done()
@@ -256,8 +256,8 @@ type SweptView interface {
 // Client is the writer's client of the API server, which the rebuild lists Events with.
 func (w *Writer) Client() kubernetes.Interface { return w.client }
 
-// Writing reports whether this replica is the elected writer now.
-func (w *Writer) Writing() bool { return w.term.Load() != nil }
+// writing reports whether this replica is the elected writer now.
+func (w *Writer) writing() bool { return w.term.Load() != nil }
 
 // sink is the broadcaster's EventSink: the API's, with every answer counted, and a refusal
 // for lack of permission logged once and pausing writes (no retry storm).

@@ -39,7 +39,7 @@ func startWriter(t *testing.T, opts Options) (*Writer, *fake.Clientset, *prometh
 	done := make(chan struct{})
 	go func() { defer close(done); w.write(ctx) }() // a term, as if elected
 	t.Cleanup(func() { cancel(); <-done })
-	for !w.Writing() {
+	for !w.writing() {
 		time.Sleep(time.Millisecond)
 	}
 	return w, client, reg, &logs

@@ -46,7 +46,7 @@ func benchStore() *store[*lock.Lease] {
 	m := newMetrics(prometheus.NewRegistry())
 	h := newHealth(slog.New(slog.DiscardHandler), m, time.Now)
 	s := newScopes(leaseSource{}, observeLock, Clients{}, []string{""}, Options{}, time.Now, m, h)[0].store
-	s.superseded = newDeletions(lock.DefaultHistory, time.Now, m).superseded
+	s.superseded = newDeletions(lock.DefaultHistory, nil, time.Now, m).superseded
 	return s
 }
 

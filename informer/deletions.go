@@ -37,17 +37,19 @@ type DeletionView interface {
 // deletions counts the lock incarnations that went and keeps the tombstones. Every lock
 // scope's reflector reports to it, concurrently.
 type deletions struct {
-	opts    lock.HistoryOptions
-	now     func() time.Time
-	counter *deletionCounter
+	opts lock.HistoryOptions
+	// observer, if set, is told of every incarnation that went (Observer.Gone).
+	observer Observer
+	now      func() time.Time
+	counter  *deletionCounter
 
 	mu    sync.Mutex
 	tombs []*lock.Tombstone // oldest first, at most MaxTombstones
 }
 
-func newDeletions(opts lock.HistoryOptions, now func() time.Time, m *metrics) *deletions {
+func newDeletions(opts lock.HistoryOptions, observer Observer, now func() time.Time, m *metrics) *deletions {
 	counter := &deletionCounter{vec: m.lockDeletions, namespaces: map[string]struct{}{}, series: map[namespacedClass]prometheus.Counter{}}
-	return &deletions{opts: opts, now: now, counter: counter}
+	return &deletions{opts: opts, observer: observer, now: now, counter: counter}
 }
 
 // firstSight is told of every lock incarnation's first observation: its namespace and
@@ -66,6 +68,9 @@ func (d *deletions) superseded(prev, next *lock.Lease, at int64, live bool) {
 // tombstone if its class keeps one.
 func (d *deletions) gone(last *lock.Lease, at int64, live bool) {
 	d.counter.inc(last.Namespace(), last.Class)
+	if d.observer != nil {
+		d.observer.Gone(last, at, live)
+	}
 	if d.opts.Deleted <= 0 || !d.keeps(last.Class) {
 		return
 	}

@@ -17,7 +17,7 @@ var testDeletions = lock.HistoryOptions{Tenures: 4, Renewals: 3, Classes: []lock
 
 // watchDeletions has the elector's store report to a deletions of its own, on its clock.
 func watchDeletions(e *elector) *deletions {
-	d := newDeletions(testDeletions, func() time.Time { return e.j.now }, newMetrics(prometheus.NewRegistry()))
+	d := newDeletions(testDeletions, nil, func() time.Time { return e.j.now }, newMetrics(prometheus.NewRegistry()))
 	e.j.store.superseded = d.superseded
 	return d
 }
@@ -168,7 +168,7 @@ func TestDeletionNoticedLate(t *testing.T) {
 // deletion is counted.
 func TestTombstonesBoundedAndExpire(t *testing.T) {
 	now := t0
-	d := newDeletions(testDeletions, func() time.Time { return now }, newMetrics(prometheus.NewRegistry()))
+	d := newDeletions(testDeletions, nil, func() time.Time { return now }, newMetrics(prometheus.NewRegistry()))
 	for i := range MaxTombstones + 10 {
 		r := rawLease(fmt.Sprint("u", i), "1", "a", now)
 		r.Name = fmt.Sprint("l", i)
@@ -194,7 +194,7 @@ func TestTombstonesBoundedAndExpire(t *testing.T) {
 	}
 	off := testDeletions
 	off.Deleted = 0
-	d = newDeletions(off, func() time.Time { return now }, newMetrics(prometheus.NewRegistry()))
+	d = newDeletions(off, nil, func() time.Time { return now }, newMetrics(prometheus.NewRegistry()))
 	d.gone(lock.Project(rawLease("u1", "1", "a", now)), now.UnixMicro(), true)
 	if n := len(tombstones(d)); n != 0 || deletionsCounted(d, "ns", lock.ClassLeaderElection) != 1 {
 		t.Fatalf("retention 0 kept %d tombstones, counted %v", n, deletionsCounted(d, "ns", lock.ClassLeaderElection))
@@ -206,7 +206,7 @@ func TestTombstonesBoundedAndExpire(t *testing.T) {
 // deletions in further namespaces count under otherNamespace.
 func TestDeletionCounterBoundsNamespaces(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	d := newDeletions(testDeletions, time.Now, newMetrics(reg))
+	d := newDeletions(testDeletions, nil, time.Now, newMetrics(reg))
 	d.firstSight(lock.Project(rawLease("u", "1", "a", t0)))
 	if n := testutil.CollectAndCount(d.counter.vec); n != 1 || deletionsCounted(d, "ns", lock.ClassLeaderElection) != 0 {
 		t.Fatalf("after the first sight of a lock: %d series, want ns's at 0", n)
@@ -237,7 +237,7 @@ func TestTombstonesHeap(t *testing.T) {
 	now := time.Now()
 	clock := now
 	m := newMetrics(prometheus.NewRegistry())
-	d := newDeletions(opts, func() time.Time { return clock }, m)
+	d := newDeletions(opts, nil, func() time.Time { return clock }, m)
 	s := newStore(leaseSource{}.decode, lock.Observation(opts), nil, func() time.Time { return clock }, m)
 	s.superseded = d.superseded
 	for i := range MaxTombstones {

@@ -150,7 +150,7 @@ func newCache(opts Options, logger *slog.Logger, reg prometheus.Registerer) *Cac
 		logger = slog.New(slog.DiscardHandler)
 	}
 	m := newMetrics(reg)
-	return &Cache{health: newHealth(logger, m, opts.now()), deleted: newDeletions(opts.History, opts.now(), m),
+	return &Cache{health: newHealth(logger, m, opts.now()), deleted: newDeletions(opts.History, opts.Observer, opts.now(), m),
 		elections: newElections(reg, opts), opts: opts, logger: logger}
 }
 
@@ -196,17 +196,8 @@ func (l *Cache) addLocks(src source[*lock.Lease], opts Options) {
 		}
 		return l.reportProblems(prev, rec)
 	}
-	superseded := l.deleted.superseded
-	if o := opts.Observer; o != nil {
-		superseded = func(prev, next *lock.Lease, at int64, live bool) {
-			l.deleted.superseded(prev, next, at, live)
-			if next == nil || next.UID != prev.UID {
-				o.Gone(prev, at, live)
-			}
-		}
-	}
 	for _, s := range newScopes(src, observeLock, l.clients, namespaces, opts, opts.now(), l.health.metrics, l.health) {
-		s.superseded = superseded
+		s.superseded = l.deleted.superseded
 		l.scopes = append(l.scopes, s)
 		l.locks = append(l.locks, s.store)
 	}

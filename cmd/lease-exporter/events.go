@@ -5,6 +5,7 @@ import (
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -32,7 +33,7 @@ func startEvents(ctx context.Context, w *events.Writer, leases *informer.Cache, 
 	go func() {
 		st, err := events.Rebuild(ctx, w.Client(), watch.Namespaces, watch.History.Tenures, h)
 		switch {
-		case events.IsForbidden(err):
+		case apierrors.IsForbidden(err):
 			logger.Error("cannot rebuild history from Events: grant the exporter's ServiceAccount list on events.events.k8s.io (the chart does with events.enabled=true); the pages show only what this process observed", "err", err)
 		case err != nil && ctx.Err() == nil:
 			logger.Error("cannot rebuild history from Events; the pages show only what this process observed", "err", err)
