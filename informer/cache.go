@@ -78,6 +78,14 @@ func (l *Cache) DiscoverCandidates(ctx context.Context, timeout time.Duration) e
 		}
 		return err
 	})
+	if apierrors.IsTooManyRequests(err) {
+		// A 429 is an answer: the server is there and its flow control (API Priority and
+		// Fairness) rejects the exporter. Exiting would crash-loop the Pod for as long as the
+		// throttling lasts and then wait out the kubelet's back-off; the Leases matter more.
+		l.logger.Warn("not watching LeaseCandidates: the API server throttled their discovery (429 Too Many Requests) throughout; "+
+			"restart the exporter to retry once its flow control allows", "within", timeout, "err", err)
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("discover LeaseCandidates within %s: %w", timeout, err)
 	}

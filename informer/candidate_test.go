@@ -121,6 +121,30 @@ func TestCandidatesForbiddenLeavesFeatureOff(t *testing.T) {
 	}
 }
 
+// Throttled (429) for the whole start-up wait, candidate discovery gives up with a warning and
+// the exporter goes on to its Leases: exiting would crash-loop a throttled Pod.
+func TestCandidatesThrottledLeavesFeatureOffWithAWarning(t *testing.T) {
+	client := fake.NewClientset()
+	serving(client, "v1beta1")
+	client.PrependReactor("list", "leasecandidates", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewTooManyRequests("the server has received too many requests", 1)
+	})
+	reg, logs := prometheus.NewRegistry(), &bytes.Buffer{}
+	l, err := NewForClients(Clients{List: client, Watch: client}, Options{}, slog.New(slog.NewTextHandler(logs, nil)), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.DiscoverCandidates(context.Background(), 1500*time.Millisecond); err != nil {
+		t.Fatalf("throttled discovery stopped the exporter: %v", err)
+	}
+	if len(l.candidates) != 0 || watched(t, reg) != 0 {
+		t.Errorf("candidates watched although every list was throttled")
+	}
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "429 Too Many Requests") {
+		t.Errorf("want a warning naming the throttling, got:\n%s", logs)
+	}
+}
+
 // TestCandidatesDiscoveryUnauthorizedLeavesFeatureOff: a rejected token makes discovery answer
 // 401. That must switch candidates off, not stop the exporter: with bad credentials it stays
 // up and reports its failing Lease watch until the credentials are fixed (TestNoSecretsInLogs).

@@ -18,7 +18,11 @@ func errorReason(err error) string {
 		return "unauthorized"
 	case apierrors.IsResourceExpired(err), apierrors.IsGone(err):
 		return "expired"
-	case apierrors.IsTimeout(err), apierrors.IsServerTimeout(err), apierrors.IsTooManyRequests(err):
+	case apierrors.IsTooManyRequests(err):
+		// API Priority and Fairness rejected the request (or a max-in-flight limit did): the
+		// fix is the cluster's flow control for the exporter's identity, not the network.
+		return "throttled"
+	case apierrors.IsTimeout(err), apierrors.IsServerTimeout(err):
 		return "timeout"
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.As(err, &netErr):
 		return "connection"

@@ -31,6 +31,7 @@ type health struct {
 	failing      bool
 	failingSince time.Time
 	failures     int
+	lastFailure  string // the reason and error of the latest failure of the current run
 	// logged holds the reasons already logged in the current run of failures.
 	logged map[string]bool
 }
@@ -243,6 +244,7 @@ func (h *health) failed(resource string, err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.failures++
+	h.lastFailure = reason + ": " + err.Error()
 	if h.failing && (h.logged[reason] || reason != "forbidden" && reason != "unauthorized") {
 		return
 	}
@@ -264,5 +266,5 @@ func (h *health) recovered() {
 		return
 	}
 	h.logger.Info("list and watch of Leases recovered", "after", h.now().Sub(h.failingSince).Round(time.Millisecond), "failures", h.failures)
-	h.failing, h.failures = false, 0
+	h.failing, h.failures, h.lastFailure = false, 0, ""
 }

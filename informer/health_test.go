@@ -117,7 +117,7 @@ func TestErrorReason(t *testing.T) {
 		{apierrors.NewForbidden(gr, "x", errors.New("no")), "forbidden"},
 		{apierrors.NewUnauthorized("no"), "unauthorized"},
 		{apierrors.NewResourceExpired("too old"), "expired"},
-		{apierrors.NewTooManyRequests("slow down", 1), "timeout"},
+		{apierrors.NewTooManyRequests("slow down", 1), "throttled"},
 		{fmt.Errorf("dial: %w", syscall.ECONNREFUSED), "connection"},
 		{errors.New("boom"), "other"},
 	} {

@@ -24,7 +24,7 @@ type metrics struct {
 }
 
 // errorReasons are pre-created, as are the event types, so rate() has a zero to start from.
-var errorReasons = []string{"forbidden", "unauthorized", "connection", "expired", "timeout", "other"}
+var errorReasons = []string{"forbidden", "unauthorized", "connection", "expired", "throttled", "timeout", "other"}
 
 func newMetrics(reg prometheus.Registerer) *metrics {
 	f := promauto.With(reg)

@@ -29,7 +29,7 @@ func handlersFor(view cache, maxRequests int) handlers {
 func TestStatusPagesShareScrapeLimit(t *testing.T) {
 	view := fake.NewOneLeaseView()
 	h := handlersFor(view, 1)
-	metrics, leases := httptest.NewServer(h.metrics), httptest.NewServer(newServer("/metrics", "", h, view.HasSynced, false).Handler)
+	metrics, leases := httptest.NewServer(h.metrics), httptest.NewServer(newServer("/metrics", "", h, readyWhen(view.HasSynced), false).Handler)
 	defer metrics.Close()
 	defer leases.Close()
 	first := make(chan int)

@@ -91,7 +91,8 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 		rebuilt = startEvents(eventsCtx, writer, leases, watch, logger)
 	}
 
-	srv := newServer(opts.telemetryPath, opts.routePrefix(), newHandlers(opts, reg, leases, rebuilt, logger), leases.HasSynced, opts.enablePprof)
+	srv := newServer(opts.telemetryPath, opts.routePrefix(), newHandlers(opts, reg, leases, rebuilt, logger),
+		func() error { return leases.Ready(time.Now()) }, opts.enablePprof)
 	return serve(ctx, srv, opts, logger)
 }
 

@@ -93,7 +93,7 @@ func newLimit(max int) func(http.Handler) http.Handler {
 // landing page and, with enablePprof, the profiling endpoints. ready says whether /readyz
 // answers 200. With a routePrefix (--web.external-url's path), every route is served under
 // it as well as at the root: a reverse proxy may pass the prefix on or strip it.
-func newServer(metricsPath, routePrefix string, h handlers, ready func() bool, enablePprof bool) *http.Server {
+func newServer(metricsPath, routePrefix string, h handlers, ready func() error, enablePprof bool) *http.Server {
 	mux := http.NewServeMux()
 	mux.Handle(metricsPath, h.metrics)
 	for _, pattern := range statuspage.Patterns {
@@ -103,8 +103,8 @@ func newServer(metricsPath, routePrefix string, h handlers, ready func() bool, e
 		_, _ = w.Write([]byte("ok\n"))
 	})
 	mux.HandleFunc(readyzPath, func(w http.ResponseWriter, _ *http.Request) {
-		if !ready() {
-			http.Error(w, "lease cache not synced yet", http.StatusServiceUnavailable)
+		if err := ready(); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -35,9 +36,19 @@ func testServer(t *testing.T, synced bool, mutate func(*options)) *httptest.Serv
 	reg := newRegistry()
 	view := fakeView{synced: synced}
 	srv := httptest.NewServer(newServer(opts.telemetryPath, opts.routePrefix(), newHandlers(opts, reg, view, nil, slog.New(slog.DiscardHandler)),
-		view.HasSynced, opts.enablePprof).Handler)
+		readyWhen(view.HasSynced), opts.enablePprof).Handler)
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// readyWhen is /readyz's judgement for a view without health: ready once synced.
+func readyWhen(synced func() bool) func() error {
+	return func() error {
+		if !synced() {
+			return errors.New("the initial list of lock objects is not cached yet")
+		}
+		return nil
+	}
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -53,8 +64,8 @@ func get(t *testing.T, url string) (int, string) {
 
 func TestEndpoints(t *testing.T) {
 	notReady := testServer(t, false, nil)
-	if code, _ := get(t, notReady.URL+"/readyz"); code != http.StatusServiceUnavailable {
-		t.Errorf("/readyz before sync = %d, want 503", code)
+	if code, body := get(t, notReady.URL+"/readyz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "not ready: the initial list") {
+		t.Errorf("/readyz before sync = %d %q, want 503 with the reason", code, body)
 	}
 	if code, _ := get(t, notReady.URL+"/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz = %d, want 200", code)

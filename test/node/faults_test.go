@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,7 +74,8 @@ func TestExporterPodThroughFaults(t *testing.T) {
 			if r.detect > keepaliveBound {
 				t.Errorf("the watch was seen stale %s after the network went silent, want within %s (docs/reliability.md)", r.detect.Round(time.Second), keepaliveBound)
 			}
-			t.Logf("silent network for 90 s: stale after %s, current again %s after the network came back", r.detect.Round(100*time.Millisecond), r.recover.Round(100*time.Millisecond))
+			t.Logf("silent network for 90 s: stale after %s, Pod not Ready after %s (/readyz: %q); current again %s and Ready %s after the network came back",
+				r.detect.Round(100*time.Millisecond), r.notReady.Round(100*time.Millisecond), r.readyzBody, r.recover.Round(100*time.Millisecond), r.readyNext.Round(100*time.Millisecond))
 			checkNoFalsePage(t, prom, 15*time.Minute)
 			checkPodUnbroken(t, c, pod)
 		})
@@ -101,16 +104,20 @@ func TestExporterPodThroughFaults(t *testing.T) {
 		t.Run("ContainerdRestart", func(t *testing.T) {
 			nodeRestart(t, c, prom, "containerd", func() error { return c.n.RestartContainerd(context.Background()) })
 		})
+		t.Run("ThrottledByAPIPriorityAndFairness", func(t *testing.T) { throttledByAPF(t, c, prom) })
 		t.Run("EvictionGovernedByThePodDisruptionBudget", func(t *testing.T) { evictionWithPDB(t, c, prom) })
 		c.run(t, tools.Helm(t), "uninstall", "lease-exporter", "--namespace", releaseNS, "--wait")
 	})
 }
 
-// faultResult is what a fault took: how long until the exporter said its view was stale,
-// and how long after the fault ended until it was current again; err when it never did.
+// faultResult is what a fault took: how long until the exporter said its view was stale
+// and until the kubelet marked the Pod not Ready (with /readyz's reason), and how long after
+// the fault ended until the view was current and the Pod Ready again; err when it never was.
 type faultResult struct {
-	detect, recover time.Duration
-	err             error
+	detect, recover     time.Duration
+	notReady, readyNext time.Duration
+	readyzBody          string
+	err                 error
 }
 
 // silentNetwork drops every packet between the exporter's Pod and the API server for d,
@@ -158,12 +165,21 @@ func silentNetwork(t *testing.T, c *cluster, pod corev1.Pod, d time.Duration, st
 		}
 	}
 	defer lift()
+	readyz := strings.TrimSuffix(url, "/metrics") + "/readyz"
 	start := time.Now()
 	for time.Since(start) < d {
 		if r.detect == 0 {
 			if body, err := exporterproc.ScrapeURL(url); err == nil && strings.Contains(body.Text, "\nlease_exporter_watch_up 0\n") {
 				r.detect = time.Since(start)
 			}
+		}
+		if r.readyzBody == "" {
+			if code, body := httpGetBody(readyz); code == 503 {
+				r.readyzBody = body
+			}
+		}
+		if r.notReady == 0 && !podIsReady(t, c, pod.Name) {
+			r.notReady = time.Since(start)
 		}
 		time.Sleep(time.Second)
 	}
@@ -178,6 +194,22 @@ func silentNetwork(t *testing.T, c *cluster, pod corev1.Pod, d time.Duration, st
 	if !strict {
 		return r
 	}
+	// Stale for longer than informer.ReadyStaleAfter (10 s), the exporter is not ready and says
+	// why; the kubelet's probe (every 5 s, 3 failures) then takes it out of its Service.
+	if r.notReady == 0 {
+		t.Errorf("the Pod stayed Ready through %s of a stale view (/readyz said %q)", d, r.readyzBody)
+	}
+	if !strings.Contains(r.readyzBody, "stale for") {
+		t.Errorf("/readyz during the silence said %q, want 503 naming the staleness", r.readyzBody)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for !podIsReady(t, c, pod.Name) {
+		if time.Now().After(deadline) {
+			t.Fatalf("Pod %s not Ready 2 minutes after the network came back", pod.Name)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	r.readyNext = time.Since(ended)
 	if got := metricValue(after, `lease_observed_holder_changes_total{`, `lease="faults-elector"`); got != changesBefore {
 		t.Errorf("lease_observed_holder_changes_total went from %v to %v across the silence, without a failover: double-counted", changesBefore, got)
 	}
@@ -295,8 +327,8 @@ func checkNoFalsePage(t *testing.T, prom *promstack.Process, window time.Duratio
 	}
 }
 
-// checkPodUnbroken fails if the Pod restarted or left Ready: a fault outside the Pod must
-// not make its probes kill or unlist it (readiness means the cache synced once).
+// checkPodUnbroken fails if the Pod restarted or is not Ready: a fault outside the Pod must
+// not make its liveness probe kill it, and once it is over the Pod is Ready.
 func checkPodUnbroken(t *testing.T, c *cluster, pod corev1.Pod) {
 	t.Helper()
 	p, err := c.client.CoreV1().Pods(pod.Namespace).Get(context.Background(), pod.Name, metav1.GetOptions{})
@@ -492,6 +524,28 @@ func waitPDBAllows(c *cluster, want int32) error {
 		}
 		time.Sleep(time.Second)
 	}
+}
+
+// podIsReady reports whether the Pod's Ready condition is True, as the API server has it.
+func podIsReady(t *testing.T, c *cluster, name string) bool {
+	t.Helper()
+	p, err := c.client.CoreV1().Pods(releaseNS).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return podReady(p)
+}
+
+// httpGetBody GETs url (on a Pod IP) with a short timeout: its status and body, 0 on error.
+func httpGetBody(url string) (int, string) {
+	c := &http.Client{Timeout: 3 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, strings.TrimSpace(string(b))
 }
 
 func mustScrape(t *testing.T, url string) *exporterproc.Scrape {

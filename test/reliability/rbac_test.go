@@ -111,11 +111,9 @@ func TestRBACRevoked(t *testing.T) {
 	if v := leaseValue(after, "lease_held", ns, "l1"); v != 1 {
 		t.Errorf("lease_held = %v after revocation: a stale view turned into a false 'no holder'", v)
 	}
-	// Readiness means "the cache has synced once"; staleness is reported by metrics and alerts,
-	// not by taking the exporter out of its Service (its last view is still worth scraping).
-	if code, _ := httpGet(t, exp.URL()+"/readyz"); code != http.StatusOK {
-		t.Errorf("/readyz = %d after revocation, want 200 (synced once)", code)
-	}
+	// A view stale for longer than informer.ReadyStaleAfter is not ready, and /readyz says why
+	// (the metrics above still report it, and Prometheus scrapes not-ready endpoints).
+	waitReadyz(t, exp, http.StatusServiceUnavailable, "forbidden")
 	if errs := logLines(exp.Logs(), "ERROR", missingPermissionHint); len(errs) != 1 {
 		t.Errorf("want one error line naming the missing permission after revocation, got %d:\n%s", len(errs), testsuite.Tail(exp.Logs(), 20))
 	}
@@ -123,6 +121,22 @@ func TestRBACRevoked(t *testing.T) {
 	case <-exp.Done():
 		t.Fatalf("exporter exited (code %d) after RBAC was revoked", exp.ExitCode())
 	default:
+	}
+}
+
+// waitReadyz waits up to a minute for /readyz to answer code with a body containing want.
+func waitReadyz(t *testing.T, exp *exporterproc.Exporter, code int, want string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got, body := httpGet(t, exp.URL()+"/readyz")
+		if got == code && strings.Contains(body, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz = %d %q after a minute, want %d containing %q", got, body, code, want)
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 }
 

@@ -1,0 +1,48 @@
+package informer
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// /readyz's judgement: not ready before the initial list (saying why, with the latest
+// failure: a throttled list names the throttling), ready while current, still ready through
+// a short gap (a watch ending as planned), and not ready once the view has been stale longer
+// than ReadyStaleAfter, until the watch is current again.
+func TestReadyFollowsSyncAndStaleness(t *testing.T) {
+	now := t0
+	h := newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), func() time.Time { return now })
+	s := h.scope(leaseSource{}.resource())
+
+	s.failed(apierrors.NewTooManyRequests("the server has received too many requests", 1))
+	err := h.readiness(now, false)
+	if err == nil || !strings.Contains(err.Error(), "not cached yet") || !strings.Contains(err.Error(), "the latest throttled: ") {
+		t.Fatalf("throttled before the initial list: %v, want not ready naming the throttling", err)
+	}
+	s.listed()
+	s.opened(false)
+	if err := h.readiness(now, true); err != nil {
+		t.Fatalf("synced and current: %v", err)
+	}
+
+	s.closed()
+	now = now.Add(ReadyStaleAfter)
+	if err := h.readiness(now, true); err != nil {
+		t.Fatalf("stale for %s (a planned watch end): %v, want still ready", ReadyStaleAfter, err)
+	}
+	now = now.Add(time.Second)
+	err = h.readiness(now, true)
+	if err == nil || !strings.Contains(err.Error(), "stale for 11s") {
+		t.Fatalf("stale for 11 s: %v, want not ready saying for how long", err)
+	}
+	s.listed()
+	s.opened(false)
+	if err := h.readiness(now, true); err != nil {
+		t.Fatalf("current again: %v", err)
+	}
+}
