@@ -19,7 +19,7 @@ import (
 // cluster is a clear error at start instead of an exporter that never becomes ready.
 func (l *Cache) CheckReachable(ctx context.Context, timeout time.Duration) error {
 	err := retry(ctx, timeout, func(ctx context.Context) error {
-		_, err := l.clients.List.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+		_, err := l.startup.List.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
 		var status apierrors.APIStatus
 		if errors.As(err, &status) {
 			return nil // any HTTP answer proves the server is there; RBAC is judged later
@@ -71,7 +71,7 @@ func (l *Cache) DiscoverCandidates(ctx context.Context, timeout time.Duration) e
 	var unavailable error
 	err := retry(ctx, timeout, func(ctx context.Context) error {
 		var err error
-		version, err = servedCandidateVersion(ctx, l.clients, namespaces)
+		version, err = servedCandidateVersion(ctx, l.startup, namespaces)
 		if errors.Is(err, errCandidatesUnavailable) {
 			unavailable = err // an answer
 			return nil

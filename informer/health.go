@@ -32,6 +32,9 @@ type health struct {
 	failingSince time.Time
 	failures     int
 	lastFailure  string // the reason and error of the latest failure of the current run
+	// throttlingObserved is set when the clients report every 429 answer (observeThrottling):
+	// failed then leaves 429 errors alone, which were counted as they arrived.
+	throttlingObserved bool
 	// logged holds the reasons already logged in the current run of failures.
 	logged map[string]bool
 }
@@ -240,6 +243,17 @@ func (h *health) FreshAsOf(now time.Time) time.Time {
 // because it needs an operator and "connection" would hide it.
 func (h *health) failed(resource string, err error) {
 	reason := errorReason(err)
+	if reason == "throttled" && h.throttlingObserved {
+		return
+	}
+	h.record(resource, reason, err)
+}
+
+// throttled records one 429 answer as it arrives (observeThrottling).
+func (h *health) throttled(resource string, err error) { h.record(resource, "throttled", err) }
+
+// record counts and logs a failure of reason.
+func (h *health) record(resource, reason string, err error) {
 	h.metrics.watchErrors.WithLabelValues(reason).Inc()
 	h.mu.Lock()
 	defer h.mu.Unlock()

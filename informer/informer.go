@@ -47,6 +47,9 @@ type View interface {
 // elections) and implements CoordinatedView.
 type Cache struct {
 	clients Clients
+	// startup are the clients of the start-up checks: clients, but with New's a 429 is
+	// returned at once (startupConfig).
+	startup Clients
 	host    string
 	scopes  []runner              // every scope of every source
 	locks   []*store[*lock.Lease] // the stores of the lock sources' scopes, which Range reads
@@ -110,6 +113,8 @@ func New(cfg *rest.Config, opts Options, logger *slog.Logger, reg prometheus.Reg
 	var l *Cache
 	// One handler for every client, so each distinct warning is logged once in all.
 	cfg = withWarnings(cfg, &onceWarnings{logger: logger})
+	startup := startupConfig(cfg)
+	cfg = observeThrottling(cfg, func(resource string, err error) { l.health.throttled(resource, err) })
 	watchCfg := watchConfig(cfg, opts.WatchBatch, func() bool { return l.health.inInitialStream() })
 	var c Clients
 	var err error
@@ -128,6 +133,10 @@ func New(cfg *rest.Config, opts Options, logger *slog.Logger, reg prometheus.Reg
 	if l, err = NewForClients(c, opts, logger, reg); err != nil {
 		return nil, err
 	}
+	if l.startup.List, err = kubernetes.NewForConfig(startup); err != nil {
+		return nil, fmt.Errorf("build start-up client: %w", err)
+	}
+	l.health.throttlingObserved = true
 	l.host = cfg.Host
 	return l, nil
 }
@@ -158,7 +167,7 @@ func newCache(opts Options, logger *slog.Logger, reg prometheus.Registerer) *Cac
 // built as its row of the kinds table says (sourceOf). A kind with its own record type gets its own stores
 // the same way (DiscoverCandidates).
 func (l *Cache) addSources(c Clients, opts Options) {
-	l.clients = c
+	l.clients, l.startup = c, c
 	for _, k := range opts.locks() {
 		l.addLocks(sourceOf(k), opts)
 		if k.Annotation() {
