@@ -271,6 +271,11 @@ func (h *health) record(resource, reason string, err error) {
 		args = append(args, "hint", "the exporter's identity needs the list and watch verbs on "+resource+"; "+
 			"apply the ClusterRole and binding in deploy/ (or a Role per namespace with --namespaces); retrying")
 	}
+	if reason == "throttled" {
+		// client-go waits as the API server asks and retries; a short burst clears by itself.
+		h.logger.Warn("the API server is throttling the exporter's lists or watches (429); retrying as it asks, metrics freeze at the last known state while it lasts", args...)
+		return
+	}
 	h.logger.Error("cannot list or watch lock objects; metrics freeze at the last known state until this clears", args...)
 }
 

@@ -96,8 +96,10 @@ type runner interface {
 	HasSynced() bool
 }
 
-// New builds the informer from the API server's client configuration: lists use cfg as it
-// is, watches a copy whose reads are batched by opts.WatchBatch (see watchConfig); the same
+// New builds the informer from the API server's client configuration: lists use cfg with
+// every 429 answer reported (observeThrottling), watches a copy of that whose reads are
+// batched by opts.WatchBatch (see watchConfig), the start-up checks a copy whose 429s come
+// back at once (startupConfig); the same
 // two configurations give the metadata-only clients of annotation locks. It hands them to
 // NewForClients, the one constructor. Nothing talks to the API server until CheckReachable
 // or Start.

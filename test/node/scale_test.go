@@ -65,7 +65,8 @@ const churnWorkers = 96
 // each Pod's initial sync lists all of them, restarts the API server and renews Leases. It
 // asserts docs/deploy.md's sizing claims: no exporter Pod OOM-killed or restarted, each Pod's
 // peak memory under peakShare of the chart's limit, and every renewal seen by each Pod. It
-// logs each Pod's memory, CPU and scrape for the sizing table.
+// logs each Pod's memory, CPU and scrape for the sizing table. Last, one Pod lists them all
+// again behind an API server that answers 2 s late (issue 39, slowInitialList).
 func TestChartDefaultsSurvive100kLeases(t *testing.T) {
 	img := exporterImage(t)
 	n := node.StartForTest(t, node.Options{Images: []string{img.archive}})
@@ -149,6 +150,12 @@ func TestChartDefaultsSurvive100kLeases(t *testing.T) {
 				p.Name, m.peak>>20, peakShare*100, limit>>20)
 		}
 	}
+
+	// Issue 39: one Pod restarted behind an API server that answers 2 s late, so that its
+	// initial list of all of them is slow; its probes must let it finish.
+	t.Run("InitialListThroughASlowAPIServer", func(t *testing.T) {
+		slowInitialList(t, c, c.readyPods(t, releaseNS, selector, 2, time.Minute)[0], scaleLeases, 2*time.Second)
+	})
 }
 
 // chartMemoryLimit is the chart's default resources.limits.memory, in bytes.
