@@ -41,6 +41,11 @@ const (
 	// 30 s), so a throttled exporter asks about once a second at most. A client that
 	// retried at once would be held only by its own rate limiter (5 per second).
 	maxThrottledRate = 1.5
+	// maxListRate bounds the list and watch requests alone, as the exporter counts their 429s
+	// (lease_exporter_watch_errors_total{reason="throttled"}, one per answer): the start-up
+	// checks, which ask once a second for --kube.reach-timeout, are not among them, so a
+	// reflector retrying without backoff would stand out even beside them.
+	maxListRate = 1.0
 )
 
 // throttledByAPF puts the exporter's ServiceAccount in a priority level of one nominal share
@@ -111,7 +116,7 @@ func throttledByAPF(t *testing.T, c *cluster, prom *promstack.Process) {
 	pod := waitReplacementRunning(t, c, old.Name)
 	url := fmt.Sprintf("http://%s:10047/metrics", pod.Status.PodIP)
 	readyz := strings.TrimSuffix(url, "/metrics") + "/readyz"
-	start, scrapes, readyzBody := time.Now(), 0, ""
+	start, scrapes, readyzBody, listRejected := time.Now(), 0, "", 0.0
 	for time.Since(start) < throttleWindow {
 		if podIsReady(t, c, pod.Name) {
 			t.Errorf("the Pod became Ready %s into the throttling, with nothing listed", time.Since(start).Round(time.Second))
@@ -119,6 +124,7 @@ func throttledByAPF(t *testing.T, c *cluster, prom *promstack.Process) {
 		}
 		if s, err := exporterproc.ScrapeURL(url); err == nil {
 			scrapes++
+			listRejected = max(listRejected, metricValue(s, `lease_exporter_watch_errors_total{`, `reason="throttled"`))
 			if !strings.Contains(s.Text, "\nlease_exporter_cache_synced 0\n") || strings.Contains(s.Text, "\nlease_held{") {
 				t.Errorf("throttled, the exporter served Lease state as synced:\n%s", grepLines(s.Text, "lease_"))
 				break
@@ -140,6 +146,9 @@ func throttledByAPF(t *testing.T, c *cluster, prom *promstack.Process) {
 	}
 	if rejected == 0 {
 		t.Errorf("the API server rejected none of the exporter's requests: the FlowSchema did not apply")
+	}
+	if r := listRejected / time.Since(start).Seconds(); r > maxListRate {
+		t.Errorf("the throttled exporter's lists and watches were rejected %.0f times in %s (%.2f/s), want at most %.1f/s: a retry storm", listRejected, throttleWindow, r, maxListRate)
 	}
 	if rate > maxThrottledRate {
 		t.Errorf("the throttled exporter made %.0f requests in %s (%.2f/s), want at most %.1f/s: a retry storm", rejected, throttleWindow, rate, maxThrottledRate)
