@@ -71,14 +71,7 @@ func TestChartDefaultsSurvive100kLeases(t *testing.T) {
 	img := exporterImage(t)
 	n := node.StartForTest(t, node.Options{Images: []string{img.archive}})
 	c := newCluster(t, n)
-	cfg := n.ControlPlane().Config()
-	cfg.QPS, cfg.Burst = 5000, 5000
-	bulk := kubernetes.NewForConfigOrDie(cfg)
-	for _, ns := range []string{"kube-node-lease", "scale-elections"} {
-		if _, err := c.client.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{}); err != nil {
-			createNamespace(t, c.client, ns)
-		}
-	}
+	bulk := bulkLeaseClient(t, c)
 	start := time.Now()
 	leases := createLeases(t, bulk, scaleLeases)
 	t.Logf("created %d Leases in %s", scaleLeases, time.Since(start).Round(time.Second))
@@ -178,6 +171,20 @@ func chartMemoryLimit(t *testing.T) int64 {
 		t.Fatalf("the chart's resources.limits.memory %q: %v", values.Resources.Limits.Memory, err)
 	}
 	return q.Value()
+}
+
+// bulkLeaseClient is an admin client without client-side rate limits, for creating and
+// renewing Leases by the thousand, and makes createLeases' namespaces.
+func bulkLeaseClient(t *testing.T, c *cluster) kubernetes.Interface {
+	t.Helper()
+	cfg := c.n.ControlPlane().Config()
+	cfg.QPS, cfg.Burst = 5000, 5000
+	for _, ns := range []string{"kube-node-lease", "scale-elections"} {
+		if _, err := c.client.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{}); err != nil {
+			createNamespace(t, c.client, ns)
+		}
+	}
+	return kubernetes.NewForConfigOrDie(cfg)
 }
 
 func createLeases(t *testing.T, c kubernetes.Interface, count int) []*coordinationv1.Lease {
