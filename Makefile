@@ -35,7 +35,7 @@ test: lint ## The fast tier, CI's: unit, integration, e2e with real Prometheus a
 		KUBEBUILDER_ASSETS="$$assets" $(GO) run ./hack/bench -smoke; } || rc=1; \
 	wait $$bg || rc=1; echo "--- fuzz and vuln-selftest (run beside the suites):"; cat "$$log"; rm -f "$$log"; exit $$rc
 
-test-release: ## The release tier: the image, the chart on a real node (with 100k Leases), the Prometheus Operator, Thanos, the krew manifest, every shipped dashboard drawn in Perses in Chromium, and the integration suite on Kubernetes 1.35 and 1.34. Must pass before a change to the Dockerfile, deploy/, mixin/, the node harness, the Kubernetes versions or chart defaults is done.
+test-release: ## The release tier: the image, the chart on a real node (with 100k Leases, faults in the Pod and a 30-minute soak at 10k), the Prometheus Operator, Thanos, the krew manifest, every shipped dashboard drawn in Perses in Chromium, and the integration suite on Kubernetes 1.35 and 1.34. Must pass before a change to the Dockerfile, deploy/, mixin/, the node harness, the Kubernetes versions or chart defaults is done.
 	@# The operator with its Prometheus, Thanos, Perses and the matrix's minors build one
 	@# after another in the background at the lowest CPU priority, in the order the suites
 	@# need them; a suite that needs one waits for it (each build script is locked and cached).
