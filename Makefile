@@ -22,6 +22,8 @@ deps: ## Install test dependencies (Debian packages, control-plane binaries).
 # The release tier's suites. Their files carry the build tag `release`, so `go test ./...`
 # (and `make test`) leaves them out, and `make test-release` runs them by this list.
 RELEASE_PKGS := ./test/image/ ./test/node/ ./test/operator/ ./test/thanos/ ./test/krew/
+# Where the release suites keep their artifacts (go test -artifacts), e.g. the soak's soak.csv.
+ARTIFACTS ?= /tmp/lease-exporter-artifacts
 
 test: lint ## The fast tier, CI's: unit, integration, e2e with real Prometheus and Alertmanager, reliability, deploy rendering, demo, dashboards, mixin, bench smoke, fuzz, vulnerability self-test (Kubernetes 1.36).
 	@# The fuzzers and the vulnerability-scan self-test (CPU-bound compiles, no timing) run
@@ -44,7 +46,8 @@ test-release: ## The release tier: the image, the chart on a real node (with 100
 	assets="$$(hack/deps.sh release | tail -1)" && \
 	{ for b in hack/prometheus-operator/build.sh hack/thanos/build.sh hack/perses/build.sh $(patsubst %,"hack/kube-binaries/build.sh %",$(KUBE_MATRIX)); do \
 		nice -n 19 $$b 2>&1 >/dev/null | grep --line-buffered -E ': (building|built) '; done & } && \
-	KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -count=1 -tags release -timeout 80m $(RELEASE_PKGS) && \
+	mkdir -p $(ARTIFACTS) && \
+	KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -count=1 -tags release -timeout 80m -artifacts -outputdir $(ARTIFACTS) $(RELEASE_PKGS) && \
 	KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -count=1 -tags release -timeout 20m -run '^TestDashboardsDrawInPerses$$' ./test/e2e/ && \
 	for v in $(KUBE_MATRIX); do \
 		d="$$(hack/kube-binaries/build.sh $$v | tail -1)" && \

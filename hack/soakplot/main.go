@@ -1,5 +1,5 @@
 // Command soakplot draws the soak test's per-minute samples (soak.csv, written by
-// test/node's TestSoak10kLeasesOnChartDefaults with LEASE_EXPORTER_SOAK_OUT set) as a small
+// test/node's TestSoak10kLeasesOnChartDefaults among its artifacts: go test -artifacts) as a small
 // SVG for docs/reliability.md: memory (RSS, heap goal, working set) in MiB on top, goroutines and
 // open files below, one line per Pod and figure.
 //

@@ -68,8 +68,8 @@ func soakDuration(t *testing.T) time.Duration {
 // resources and GOMEMLIMIT) for soakDuration over 10k Leases renewed at their writers' real
 // cadences, with a failover every minute (a leader lock taken over by a new holder, as a
 // client-go elector does). Every minute it samples each Pod's RSS, heap, heap goal,
-// goroutines, open files and cgroup memory into a CSV (logged; written to
-// $LEASE_EXPORTER_SOAK_OUT/soak.csv when set, which hack/soakplot draws for docs/reliability.md).
+// goroutines, open files and working set into a CSV (logged, and soak.csv in the test's
+// artifacts, which hack/soakplot draws for docs/reliability.md).
 // It passes when nothing grows by more than soakGrowth after soakWarmup, every failover is
 // counted once in lease_observed_holder_changes_total and appears in the lock's history on
 // both Pods, and no Pod restarted.
@@ -114,12 +114,11 @@ func TestSoak10kLeasesOnChartDefaults(t *testing.T) {
 		t.Errorf("the renewers reached %.0f renewals/s, under %.0f%% of the %.0f/s aimed at: the soak did not load what it claims", reached, soakMinRate*100, aimed)
 	}
 
+	// The CSV goes to the test's artifacts: `go test -artifacts -outputdir DIR` keeps it.
 	csv := soakCSV(rows)
-	t.Logf("per-minute samples (CSV):\n%s", csv)
-	if dir := os.Getenv("LEASE_EXPORTER_SOAK_OUT"); dir != "" {
-		if err := os.WriteFile(filepath.Join(dir, "soak.csv"), []byte(csv), 0o644); err != nil {
-			t.Error(err)
-		}
+	t.Logf("per-minute samples (CSV, also %s):\n%s", filepath.Join(t.ArtifactDir(), "soak.csv"), csv)
+	if err := os.WriteFile(filepath.Join(t.ArtifactDir(), "soak.csv"), []byte(csv), 0o644); err != nil {
+		t.Error(err)
 	}
 	for _, p := range pods {
 		checkSoakGrowth(t, p.Name, rows)
