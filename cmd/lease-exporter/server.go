@@ -90,8 +90,8 @@ func newLimit(max int) func(http.Handler) http.Handler {
 }
 
 // newServer builds the HTTP server: metrics at metricsPath, the lease status pages, probes,
-// landing page and, with enablePprof, the profiling endpoints. ready says whether /readyz
-// answers 200. With a routePrefix (--web.external-url's path), every route is served under
+// landing page and, with enablePprof, the profiling endpoints. ready returns nil when /readyz
+// answers 200, else why not, which becomes its 503 body. With a routePrefix (--web.external-url's path), every route is served under
 // it as well as at the root: a reverse proxy may pass the prefix on or strip it.
 func newServer(metricsPath, routePrefix string, h handlers, ready func() error, enablePprof bool) *http.Server {
 	mux := http.NewServeMux()
