@@ -32,9 +32,6 @@ type health struct {
 	failingSince time.Time
 	failures     int
 	lastFailure  string // the reason and error of the latest failure of the current run
-	// throttlingObserved is set when the clients report every 429 answer (observeThrottling):
-	// failed then leaves 429 errors alone, which were counted as they arrived.
-	throttlingObserved bool
 	// logged holds the reasons already logged in the current run of failures.
 	logged map[string]bool
 }
@@ -243,8 +240,8 @@ func (h *health) FreshAsOf(now time.Time) time.Time {
 // because it needs an operator and "connection" would hide it.
 func (h *health) failed(resource string, err error) {
 	reason := errorReason(err)
-	if reason == "throttled" && h.throttlingObserved {
-		return
+	if reason == "throttled" {
+		return // each 429 answer was counted as it arrived (observeThrottling, on New's clients)
 	}
 	h.record(resource, reason, err)
 }

@@ -138,7 +138,6 @@ func New(cfg *rest.Config, opts Options, logger *slog.Logger, reg prometheus.Reg
 	if l.startup.List, err = kubernetes.NewForConfig(startup); err != nil {
 		return nil, fmt.Errorf("build start-up client: %w", err)
 	}
-	l.health.throttlingObserved = true
 	l.host = cfg.Host
 	return l, nil
 }

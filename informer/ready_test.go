@@ -19,7 +19,7 @@ func TestReadyFollowsSyncAndStaleness(t *testing.T) {
 	h := newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), func() time.Time { return now })
 	s := h.scope(leaseSource{}.resource())
 
-	s.failed(apierrors.NewTooManyRequests("the server has received too many requests", 1))
+	h.throttled(leaseSource{}.resource(), apierrors.NewTooManyRequests("the server has received too many requests", 1))
 	err := h.readiness(now, false)
 	if err == nil || !strings.Contains(err.Error(), "not cached yet") || !strings.Contains(err.Error(), "the latest throttled: ") {
 		t.Fatalf("throttled before the initial list: %v, want not ready naming the throttling", err)

@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
@@ -98,7 +97,8 @@ func (s *scope[R]) watchFunc(ctx context.Context, opts metav1.ListOptions) (watc
 	if err != nil {
 		// The reflector retries these itself without telling the watch error handler,
 		// so this is the only place an API server outage is seen.
-		if utilnet.IsConnectionRefused(err) || apierrors.IsTooManyRequests(err) {
+		// (A 429 was counted as it arrived: observeThrottling.)
+		if utilnet.IsConnectionRefused(err) {
 			s.health.failed(err)
 		}
 		return nil, err

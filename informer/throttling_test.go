@@ -29,7 +29,6 @@ func TestEvery429IsReportedAsItArrives(t *testing.T) {
 	}))
 	defer srv.Close()
 	h := newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), func() time.Time { return t0 })
-	h.throttlingObserved = true
 	var mu sync.Mutex
 	var reports []string
 	cfg := observeThrottling(&rest.Config{Host: srv.URL}, func(resource string, err error) {

@@ -141,13 +141,7 @@ func silentNetwork(t *testing.T, c *cluster, pod corev1.Pod, d time.Duration, st
 	chain in { type filter hook input priority 0; ip saddr %[1]s tcp sport %[2]d drop; }
 }
 `, svc.Spec.ClusterIP, svc.Spec.Ports[0].Port)
-	nft := func(args ...string) error {
-		cmd := exec.Command("nsenter", append([]string{"--net=/proc/" + strconv.Itoa(pid) + "/ns/net", "nft"}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("nft %v in the Pod's netns: %w: %s", args, err, out)
-		}
-		return nil
-	}
+	nft := func(args ...string) error { return nftIn("/proc/"+strconv.Itoa(pid)+"/ns/net", args...) }
 	rulesFile := filepath.Join(t.TempDir(), "silent.nft")
 	if err := os.WriteFile(rulesFile, []byte(rules), 0o644); err != nil {
 		t.Fatal(err)
@@ -217,6 +211,15 @@ func silentNetwork(t *testing.T, c *cluster, pod corev1.Pod, d time.Duration, st
 		t.Errorf("after the silence the elector's Lease is not judged held:\n%s", grepLines(after.Text, "faults-elector"))
 	}
 	return r
+}
+
+// nftIn runs nft with args in the network namespace at netns (a Pod's).
+func nftIn(netns string, args ...string) error {
+	cmd := exec.Command("nsenter", append([]string{"--net=" + netns, "nft"}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("nft %v in the Pod's netns: %w: %s", args, err, out)
+	}
+	return nil
 }
 
 // waitMetric scrapes url until a line contains want, and returns that scrape.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -80,13 +79,7 @@ func newSlowLink(t *testing.T, c *cluster, pid int, delay time.Duration) *slowLi
 		t.Fatal(err)
 	}
 	nsPath := fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), netns.Fd())
-	nft := func(args ...string) error {
-		cmd := exec.Command("nsenter", append([]string{"--net=" + nsPath, "nft"}, args...)...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("nft %v in the Pod's netns: %w: %s", args, err, out)
-		}
-		return nil
-	}
+	nft := func(args ...string) error { return nftIn(nsPath, args...) }
 	if err := nft("-f", file); err != nil {
 		ln.Close()
 		netns.Close()
