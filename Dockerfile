@@ -53,6 +53,7 @@ LABEL org.opencontainers.image.title="lease-exporter" \
       org.opencontainers.image.source="https://github.com/lease-exporter/lease-exporter" \
       org.opencontainers.image.documentation="https://github.com/lease-exporter/lease-exporter/blob/main/docs/deploy.md" \
       org.opencontainers.image.vendor="lease-exporter" \
+      org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.created="${CREATED}"

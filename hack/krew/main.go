@@ -90,7 +90,7 @@ candidates and, from a lease-exporter, its history; -w follows a failover.`,
 		p.Spec.Platforms = append(p.Spec.Platforms, index.Platform{
 			URI: base + "/" + name, Sha256: sum,
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"os": pl.os, "arch": pl.arch}},
-			Files:    []index.FileOperation{{From: binary, To: "."}},
+			Files:    []index.FileOperation{{From: binary, To: "."}, {From: "LICENSE", To: "."}},
 			Bin:      binary,
 		})
 	}
@@ -98,7 +98,7 @@ candidates and, from a lease-exporter, its history; -w follows a failover.`,
 }
 
 // checkArchive returns the sha256 of the archive at path, after checking that it holds the
-// binary at its top, as the manifest's files and bin say.
+// binary and the LICENSE at its top, as the manifest's files and bin say.
 func checkArchive(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -110,7 +110,7 @@ func checkArchive(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
 	}
-	tr, found := tar.NewReader(gz), false
+	tr, found, license := tar.NewReader(gz), false, false
 	for {
 		hdr, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -120,9 +120,13 @@ func checkArchive(path string) (string, error) {
 			return "", fmt.Errorf("%s: %w", path, err)
 		}
 		found = found || (hdr.Name == binary && hdr.Typeflag == tar.TypeReg && hdr.Mode&0o111 != 0)
+		license = license || (hdr.Name == "LICENSE" && hdr.Typeflag == tar.TypeReg)
 	}
 	if !found {
 		return "", fmt.Errorf("%s holds no executable %s at its top", path, binary)
+	}
+	if !license {
+		return "", fmt.Errorf("%s holds no LICENSE at its top: krew-index takes no plugin without one (hack/krew/package.sh puts it there)", path)
 	}
 	if _, err := io.Copy(io.Discard, f); err != nil { // the gzip trailer and any padding
 		return "", err

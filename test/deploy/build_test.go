@@ -221,6 +221,9 @@ func TestDockerfile(t *testing.T) {
 	if labels["org.opencontainers.image.version"] != "${VERSION}" || labels["org.opencontainers.image.revision"] != "${REVISION}" {
 		t.Errorf("OCI version/revision labels must come from the VERSION/REVISION build args: %v", labels)
 	}
+	if got := labels["org.opencontainers.image.licenses"]; got != licenseSPDX {
+		t.Errorf("LABEL org.opencontainers.image.licenses = %q, want %q (the LICENSE file's)", got, licenseSPDX)
+	}
 }
 
 // dockerignore is the subset of .dockerignore syntax this repository uses: one pattern per

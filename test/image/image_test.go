@@ -84,6 +84,7 @@ func TestLabels(t *testing.T) {
 		"org.opencontainers.image.source":        repo,
 		"org.opencontainers.image.documentation": repo + "/blob/main/docs/deploy.md",
 		"org.opencontainers.image.vendor":        "lease-exporter",
+		"org.opencontainers.image.licenses":      "Apache-2.0",
 		"org.opencontainers.image.version":       args.Version,
 		"org.opencontainers.image.revision":      args.Revision,
 		"org.opencontainers.image.created":       args.Created,

@@ -84,6 +84,10 @@ func TestKrewManifestValidatesAndInstalls(t *testing.T) {
 	if got := run(t, ctx, dir, env, "kubectl", "lease", "--version"); !strings.Contains(got, "kubectl lease version 0.0.0-krewtest") {
 		t.Errorf("kubectl lease --version through krew's link: %q", got)
 	}
+	// The license installs with the plugin, as krew-index requires.
+	if licenses, _ := filepath.Glob(filepath.Join(krewRoot, "store", "lease", "*", "LICENSE")); len(licenses) != 1 {
+		t.Errorf("krew's store holds LICENSE files %v, want the plugin's one", licenses)
+	}
 	if got := run(t, ctx, dir, env, "kubectl", "plugin", "list"); !strings.Contains(got, filepath.Join(krewRoot, "bin", "kubectl-lease")) {
 		t.Errorf("kubectl plugin list does not list krew's kubectl-lease:\n%s", got)
 	}
