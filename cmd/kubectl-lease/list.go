@@ -102,7 +102,7 @@ func (p *listOutput) page(locks []*lock.Lease) error {
 		if p.o.output == "name" {
 			// Names are for scripts: every lock, node heartbeats too, nothing summed up.
 			p.rows++
-			fmt.Fprintln(p.out, nameOf(rec))
+			fmt.Fprintln(p.out, esc(nameOf(rec)))
 			continue
 		}
 		if p.summed != nil && rec.Class == *p.summed {
@@ -146,7 +146,7 @@ func (p *listOutput) finish(ns string) error {
 		if ns == "" {
 			fmt.Fprintln(p.o.streams.ErrOut, "No resources found")
 		} else {
-			fmt.Fprintf(p.o.streams.ErrOut, "No resources found in %s namespace.\n", ns)
+			fmt.Fprintf(p.o.streams.ErrOut, "No resources found in %s namespace.\n", esc(ns))
 		}
 		return nil
 	}
