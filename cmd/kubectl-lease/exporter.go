@@ -154,7 +154,11 @@ func requestError(err error) error {
 // user name) given in --exporter is never printed. What does not parse as a URL loses all
 // before its last "@", as a password may hold any character.
 func redactURL(s string) string {
-	if u, err := url.Parse(s); err == nil && u.Opaque == "" {
+	u, err := url.Parse(s)
+	switch {
+	case err == nil && u.Opaque == "" && u.User == nil:
+		return s
+	case err == nil && u.Opaque == "":
 		u.User = nil
 		return u.String()
 	}
