@@ -24,13 +24,18 @@ func newDescribeCommand(o *options) *cobra.Command {
 		Long: `describe shows one lock: the record, how the exporter's code judges it now (by the API
 server's clock), a coordinated election's LeaseCandidates with their freshness, the owner,
 and the election history, which only an observer of every write knows: it is read from a
-lease-exporter's JSON API, given with --exporter URL, or with --exporter-service
-NAMESPACE/NAME[:PORT] through the API server's service proxy with your own credentials.
-Without one, describe says what it cannot know.
+lease-exporter's JSON API, given with --exporter URL (after kubectl port-forward, say), or
+with --exporter-service NAMESPACE/NAME[:PORT] through the API server's service proxy with
+your own credentials, where the exporter's NetworkPolicy lets the API server connect.
+Without one, describe says what it cannot know. An answer about another lock (another
+cluster's, or before the lock was recreated: another UID) is refused, and tenures the
+exporter rebuilt from its Events are marked.
 
 The lock is looked up as a Lease first, then as the leader annotation of a ConfigMap and an
 Endpoints object; --locks narrows that.`,
-		Example: `  kubectl lease describe kube-system/kube-scheduler --exporter-service monitoring/lease-exporter
+		Example: `  kubectl port-forward -n monitoring svc/lease-exporter 10047:http-metrics &
+  kubectl lease describe kube-system/kube-scheduler --exporter http://127.0.0.1:10047
+  kubectl lease describe kube-system/kube-scheduler --exporter-service monitoring/lease-exporter
   kubectl lease describe my-operator-lock -n operators --locks configmaps`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {

@@ -126,7 +126,7 @@ func getExporter(ctx context.Context, base, path, kind string) ([]byte, error) {
 		if errors.As(err, &re) {
 			return nil, &exporterError{where: where, err: re, fix: "give --exporter as the URL it redirects to, if you trust that server"}
 		}
-		return nil, &exporterError{where: where, err: requestError(err), fix: "check --exporter, or reach it with kubectl port-forward (docs/kubectl-plugin.md)"}
+		return nil, &exporterError{where: where, err: requestError(err), fix: portForwardFix("check --exporter, or reach")}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
@@ -145,7 +145,7 @@ func getExporter(ctx context.Context, base, path, kind string) ([]byte, error) {
 func requestError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		return fmt.Errorf("%s: %w", ue.Op, ue.Err)
+		return ue.Err
 	}
 	return err
 }
@@ -222,11 +222,19 @@ func statusFix(code int) string {
 func serviceFix(err error, ns string) string {
 	switch {
 	case apierrors.IsForbidden(err):
-		return fmt.Sprintf("ask for \"get\" on services and services/proxy in namespace %s (RBAC), or use --exporter URL", ns)
+		return fmt.Sprintf("ask for \"get\" on services and services/proxy in namespace %s (RBAC), or %s", ns, portForwardFix("reach"))
 	case apierrors.IsNotFound(err):
 		return "check the Service's namespace and name: kubectl get services -n " + ns
 	case apierrors.IsServiceUnavailable(err):
-		return "the Service has no ready endpoint: check the exporter's Pods"
+		return "the Service has no ready endpoint, or the API server cannot connect to it: check the exporter's Pods, or " + portForwardFix("reach")
 	}
-	return "check that the Service reaches a running exporter"
+	return "the API server could not reach the exporter; " + portForwardFix("reach")
+}
+
+// portForwardFix is the way to an exporter that works whatever the network policy: the
+// shipped NetworkPolicy admits only Prometheus, so where it is enforced the API server's
+// service proxy cannot connect to the exporter, and a port-forward (through the kubelet,
+// inside the Pod) can.
+func portForwardFix(verb string) string {
+	return verb + " the exporter with kubectl port-forward and --exporter http://127.0.0.1:PORT"
 }
