@@ -158,3 +158,26 @@ func TestWatchEscapesAHostileHolder(t *testing.T) {
 		t.Errorf("-w printed %U as it is:\n%q", r, out.String())
 	}
 }
+
+// -o json writes every unsafe rune as a JSON escape, so the terminal shows it written out
+// and a script decodes the very holder the Lease has.
+func TestJSONEscapesAHostileHolderAndKeepsItsValue(t *testing.T) {
+	out, _, err := runWith(t, hostileFixture(t), "-n", "apps", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := unprintable(out); r != -1 {
+		t.Errorf("-o json printed %U as it is:\n%q", r, out)
+	}
+	var got listJSON
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.ToValidUTF8(hostile, "\uFFFD")
+	for _, l := range got.Leases {
+		if l.Name == "hostile" && l.Holder == want {
+			return
+		}
+	}
+	t.Errorf("-o json does not decode to the hostile holder %q:\n%s", want, out)
+}

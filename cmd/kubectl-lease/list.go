@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -194,8 +195,27 @@ func (p *listOutput) structured() error {
 		_, err = p.out.Write(b)
 		return err
 	}
-	_, err = fmt.Fprintf(p.out, "%s\n", b)
+	_, err = fmt.Fprintf(p.out, "%s\n", escJSON(b))
 	return err
+}
+
+// escJSON writes out, as \uNNNN, what esc writes out and encoding/json leaves as it is (C1
+// controls, DEL, the bidirectional controls): such a rune can only be inside a string of
+// MarshalIndent's output, whose only control outside strings is the newline, so the JSON
+// means the same and a terminal shows it as written.
+func escJSON(b []byte) []byte {
+	if !bytes.ContainsFunc(b, func(r rune) bool { return r != '\n' && unsafeRune(r) }) {
+		return b
+	}
+	var out bytes.Buffer
+	for _, r := range string(b) {
+		if r != '\n' && unsafeRune(r) {
+			fmt.Fprintf(&out, `\u%04x`, r)
+			continue
+		}
+		out.WriteRune(r)
+	}
+	return out.Bytes()
 }
 
 // nameOf is a lock as kubectl's -o name prints an object: lease.coordination.k8s.io/NAME,
