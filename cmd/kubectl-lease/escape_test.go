@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
 	"github.com/lease-exporter/lease-exporter/statuspage"
@@ -180,4 +181,31 @@ func TestJSONEscapesAHostileHolderAndKeepsItsValue(t *testing.T) {
 		}
 	}
 	t.Errorf("-o json does not decode to the hostile holder %q:\n%s", want, out)
+}
+
+// -o yaml, converted from -o json's escaped JSON, takes a hostile holder (the YAML parser
+// refuses a raw C1 control), decodes to its value, and writes its controls and separators
+// escaped. The YAML emitter writes bidirectional controls as they are: use -o json or the
+// table to read such a holder.
+func TestYAMLWritesAHostileHolderWithItsControlsEscaped(t *testing.T) {
+	out, _, err := runWith(t, hostileFixture(t), "-n", "apps", "-o", "yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range out {
+		if r != '\n' && (r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == 0x2028 || r == 0x2029) {
+			t.Errorf("-o yaml printed %U as it is", r)
+		}
+	}
+	var got listJSON
+	if err := yaml.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := strings.ToValidUTF8(hostile, "\uFFFD")
+	for _, l := range got.Leases {
+		if l.Name == "hostile" && l.Holder == want {
+			return
+		}
+	}
+	t.Errorf("-o yaml does not decode to the hostile holder %q:\n%s", want, out)
 }

@@ -189,7 +189,7 @@ func (p *listOutput) structured() error {
 		return err
 	}
 	if p.o.output == "yaml" {
-		if b, err = yaml.JSONToYAML(b); err != nil {
+		if b, err = yaml.JSONToYAML(escJSON(b)); err != nil {
 			return err
 		}
 		_, err = p.out.Write(b)
