@@ -90,18 +90,20 @@ func sameLock(d *statuspage.Detail, l *lock.Lease) error {
 // exporterClient follows a redirect only within the scheme and host the user gave: one to
 // another host could take the request (and the URL's credentials) elsewhere, and one from
 // https to http would read the history in the clear.
-var exporterClient = &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
-	from := via[0].URL
-	if req.URL.Scheme != from.Scheme || !strings.EqualFold(req.URL.Host, from.Host) {
-		return &redirectError{to: req.URL}
-	}
-	if len(via) >= 10 {
-		return errors.New("stopped after 10 redirects")
-	}
-	return nil
-}}
+func exporterClient() *http.Client {
+	return &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		from := via[0].URL
+		if req.URL.Scheme != from.Scheme || !strings.EqualFold(req.URL.Host, from.Host) {
+			return &redirectError{to: req.URL}
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}}
+}
 
-// redirectError is a redirect exporterClient refused.
+// redirectError is a redirect exporterClient's client refused.
 type redirectError struct{ to *url.URL }
 
 func (e *redirectError) Error() string {
@@ -120,7 +122,7 @@ func getExporter(ctx context.Context, base, path, kind string) ([]byte, error) {
 	if err != nil {
 		return nil, &exporterError{where: where, err: errors.New("not a URL a request can be made to"), fix: "give --exporter as http://HOST:PORT (the exporter's --web.listen-address)"}
 	}
-	resp, err := exporterClient.Do(req)
+	resp, err := exporterClient().Do(req)
 	if err != nil {
 		var re *redirectError
 		if errors.As(err, &re) {

@@ -102,7 +102,7 @@ func TestDescribeRefusesARedirectToAnotherSchemeOrHost(t *testing.T) {
 	// https to http on the same host and port: refused by the same check.
 	https, _ := url.Parse("https://127.0.0.1:8443/api/v1/leases/a/b")
 	http_, _ := url.Parse("http://127.0.0.1:8443/api/v1/leases/a/b")
-	if err := exporterClient.CheckRedirect(&http.Request{URL: http_}, []*http.Request{{URL: https}}); err == nil || !strings.Contains(err.Error(), "another scheme or host") {
+	if err := exporterClient().CheckRedirect(&http.Request{URL: http_}, []*http.Request{{URL: https}}); err == nil || !strings.Contains(err.Error(), "another scheme or host") {
 		t.Errorf("https to http: %v, want refused", err)
 	}
 
