@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -23,13 +24,18 @@ func newDescribeCommand(o *options) *cobra.Command {
 		Long: `describe shows one lock: the record, how the exporter's code judges it now (by the API
 server's clock), a coordinated election's LeaseCandidates with their freshness, the owner,
 and the election history, which only an observer of every write knows: it is read from a
-lease-exporter's JSON API, given with --exporter URL, or with --exporter-service
-NAMESPACE/NAME[:PORT] through the API server's service proxy with your own credentials.
-Without one, describe says what it cannot know.
+lease-exporter's JSON API, given with --exporter URL (after kubectl port-forward, say), or
+with --exporter-service NAMESPACE/NAME[:PORT] through the API server's service proxy with
+your own credentials, where the exporter's NetworkPolicy lets the API server connect.
+Without one, describe says what it cannot know. An answer about another lock (another
+cluster's, or before the lock was recreated: another UID) is refused, and tenures the
+exporter rebuilt from its Events are marked.
 
 The lock is looked up as a Lease first, then as the leader annotation of a ConfigMap and an
 Endpoints object; --locks narrows that.`,
-		Example: `  kubectl lease describe kube-system/kube-scheduler --exporter-service monitoring/lease-exporter
+		Example: `  kubectl port-forward -n monitoring svc/lease-exporter 10047:http-metrics &
+  kubectl lease describe kube-system/kube-scheduler --exporter http://127.0.0.1:10047
+  kubectl lease describe kube-system/kube-scheduler --exporter-service monitoring/lease-exporter
   kubectl lease describe my-operator-lock -n operators --locks configmaps`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -188,10 +194,10 @@ func (d *describer) candidates(cands []statuspage.Candidate, err error) {
 	}
 	fmt.Fprintln(d.w, "Candidates:")
 	tw := tabwriter.NewWriter(d.w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "  NAME\tBINARY\tEMULATION\tSTRATEGY\tRENEWED\tFRESH\tPREFERRED")
+	tabRow(tw, "  ", "NAME", "BINARY", "EMULATION", "STRATEGY", "RENEWED", "FRESH", "PREFERRED")
 	for _, c := range cands {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%v\t%v\n", esc(c.Name), esc(orNone(c.BinaryVersion)), esc(orNone(c.EmulationVersion)), esc(orNone(c.Strategy)),
-			ago(c.RenewTime, d.at), c.Fresh, c.Preferred)
+		tabRow(tw, "  ", c.Name, orNone(c.BinaryVersion), orNone(c.EmulationVersion), orNone(c.Strategy),
+			ago(c.RenewTime, d.at), fmt.Sprint(c.Fresh), fmt.Sprint(c.Preferred))
 	}
 	tw.Flush()
 }
@@ -208,25 +214,34 @@ func (d *describer) history(detail *statuspage.Detail, where string, err error) 
 		d.field("History", fmt.Sprintf("<none: %s keeps no history for the %s class (--history.classes)>", where, detail.Class))
 		return
 	}
-	fmt.Fprintf(d.w, "History (from %s, as of %s):\n", where, d.at.UTC().Format(time.RFC3339))
+	fmt.Fprintf(d.w, "History (from %s, as of %s):\n", esc(where), d.at.UTC().Format(time.RFC3339))
 	tw := tabwriter.NewWriter(d.w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "  HOLDER\tFROM\tHELD\tENDED\tLEADERLESS BEFORE")
+	tabRow(tw, "  ", "HOLDER", "FROM", "HELD", "ENDED", "LEADERLESS BEFORE")
+	rebuilt := false
 	for _, t := range detail.History.Tenures {
-		ended := t.Ended
-		if ended == "" {
-			ended = "holding"
+		holder := orNone(t.Holder)
+		if t.Rebuilt {
+			holder += " " + rebuiltMark
+			rebuilt = true
 		}
 		gap := "<none>"
 		if t.GapBeforeSeconds != nil {
 			gap = fmt.Sprintf("%.1fs", *t.GapBeforeSeconds)
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", esc(orNone(t.Holder)), t.From.UTC().Format(time.RFC3339), seconds(t.HeldSeconds), ended, gap)
+		tabRow(tw, "  ", holder, t.From.UTC().Format(time.RFC3339), seconds(t.HeldSeconds), cmp.Or(t.Ended, "holding"), gap)
 	}
 	tw.Flush()
 	if since := detail.History.LeaderlessSince; since != nil {
 		fmt.Fprintf(d.w, "  Leaderless since %s (%s ago)\n", since.UTC().Format(time.RFC3339), ago(since, d.at))
 	}
+	if rebuilt {
+		fmt.Fprintln(d.w, "  "+rebuiltMark+": not observed by the exporter process that answered, but read back from the Events its writer wrote (docs/events.md)")
+	}
 }
+
+// rebuiltMark marks a tenure the exporter read back from its Events, in the words of its
+// status page.
+const rebuiltMark = "(rebuilt from Events)"
 
 // seconds formats a duration in seconds as the list's ages are.
 func seconds(s float64) string { return human(time.Duration(s * float64(time.Second))) }

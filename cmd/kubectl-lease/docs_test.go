@@ -2,11 +2,14 @@ package main
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"sigs.k8s.io/yaml"
 )
 
 // docs/kubectl-plugin.md documents every flag the plugin adds to kubectl's own and every
@@ -47,6 +50,55 @@ func TestDocsDescribeEveryFlagAndColumn(t *testing.T) {
 	for _, c := range append(columnsFor(true, true), listColumns...) {
 		if !documented[strings.ToUpper(c.Name)] {
 			t.Errorf("column %s has no row in docs/kubectl-plugin.md's column table", strings.ToUpper(c.Name))
+		}
+	}
+}
+
+// The shipped NetworkPolicy admits the exporter's port only from Prometheus Pods, so the API
+// server's service proxy (--exporter-service) cannot connect wherever NetworkPolicy is
+// enforced. Whatever says how to reach the exporter must say so and name the port-forward
+// that works, and nothing may promise the proxy works without one.
+func TestDocsSayTheShippedNetworkPolicyBlocksTheServiceProxy(t *testing.T) {
+	b, err := os.ReadFile("../../deploy/kustomize/base/common/networkpolicy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var np networkingv1.NetworkPolicy
+	if err := yaml.UnmarshalStrict(b, &np); err != nil {
+		t.Fatal(err)
+	}
+	admitsAPIServer := !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeIngress)
+	for _, rule := range np.Spec.Ingress {
+		for _, peer := range rule.From {
+			admitsAPIServer = admitsAPIServer || peer.IPBlock != nil
+		}
+		admitsAPIServer = admitsAPIServer || len(rule.From) == 0
+	}
+	if admitsAPIServer {
+		t.Fatal("the shipped NetworkPolicy now admits the API server: docs/kubectl-plugin.md, README.md and --exporter-service's help say it does not; rewrite them and this test")
+	}
+	plugin, err := os.ReadFile("../../docs/kubectl-plugin.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := newOptions(genericiooptions.IOStreams{})
+	fs := pflag.NewFlagSet("plugin", pflag.ContinueOnError)
+	o.addCommonFlags(fs)
+	help := fs.Lookup("exporter-service").Usage
+	for name, text := range map[string]string{"docs/kubectl-plugin.md": string(plugin), "README.md": string(readme), "--exporter-service's help": help} {
+		if strings.Contains(strings.ToLower(text), "no port-forward") {
+			t.Errorf("%s says the service proxy needs no port-forward", name)
+		}
+	}
+	_, bullet, _ := strings.Cut(string(plugin), "- `--exporter-service NAMESPACE/NAME[:PORT]`")
+	bullet, _, _ = strings.Cut(bullet, "\n\n")
+	for _, want := range []string{"NetworkPolicy", "kubectl port-forward", "--exporter"} {
+		if !strings.Contains(bullet, want) || !strings.Contains(help, want) {
+			t.Errorf("docs/kubectl-plugin.md's --exporter-service paragraph or the flag's help does not mention %s:\n%s\n%s", want, bullet, help)
 		}
 	}
 }

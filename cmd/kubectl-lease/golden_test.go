@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
+	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/statuspage"
 )
 
@@ -153,12 +154,26 @@ func TestListNodeHeartbeatsGolden(t *testing.T) {
 	checkGolden(t, "list-node-heartbeats.golden", out)
 }
 
+// uidOf is the UID of the lock ns/name in src as the plugin reads it, which an exporter's
+// answer about it carries.
+func uidOf(t *testing.T, src *source, ns, name string) string {
+	t.Helper()
+	l, err := findLock(context.Background(), src, lock.Kinds, ns, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.UID.String()
+}
+
 // describe shows the record, the judgement, the candidates (one fresh, one stale) and the
-// history an exporter serves.
+// history an exporter serves, a tenure it rebuilt from Events marked.
 func TestDescribeGolden(t *testing.T) {
-	detail := statuspage.Detail{Lease: statuspage.Lease{Namespace: "kube-system", Name: "kube-scheduler", Class: "leader-election"},
+	src := fixture(t)
+	detail := statuspage.Detail{Lease: statuspage.Lease{Namespace: "kube-system", Name: "kube-scheduler", Kind: "Lease", Class: "leader-election"},
+		UID: uidOf(t, src, "kube-system", "kube-scheduler"),
 		History: &statuspage.History{Tenures: []statuspage.Tenure{
-			{Holder: "sched-b_77d2", From: t0.Add(-30 * time.Minute), To: ptr.To(t0.Add(-5*time.Minute - 6*time.Second)), Ended: "expired", HeldSeconds: 1494, SeenLive: true},
+			{Holder: "sched-a_0c1f", From: t0.Add(-50 * time.Minute), To: ptr.To(t0.Add(-30 * time.Minute)), Ended: "released", HeldSeconds: 1200, Rebuilt: true},
+			{Holder: "sched-b_77d2", From: t0.Add(-30 * time.Minute), To: ptr.To(t0.Add(-5*time.Minute - 6*time.Second)), Ended: "expired", HeldSeconds: 1494, SeenLive: true, GapBeforeSeconds: ptr.To(0.0)},
 			{Holder: "sched-a_0c1f", From: t0.Add(-5 * time.Minute), HeldSeconds: 300, SeenLive: true, GapBeforeSeconds: ptr.To(6.0)},
 		}}}
 	var asked string
@@ -167,7 +182,7 @@ func TestDescribeGolden(t *testing.T) {
 		_ = json.NewEncoder(w).Encode(detail)
 	}))
 	defer exporter.Close()
-	out, _, err := runWith(t, fixture(t), "describe", "kube-system/kube-scheduler", "--exporter", exporter.URL)
+	out, _, err := runWith(t, src, "describe", "kube-system/kube-scheduler", "--exporter", exporter.URL)
 	if err != nil {
 		t.Fatal(err)
 	}

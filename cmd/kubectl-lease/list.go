@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -102,7 +103,7 @@ func (p *listOutput) page(locks []*lock.Lease) error {
 		if p.o.output == "name" {
 			// Names are for scripts: every lock, node heartbeats too, nothing summed up.
 			p.rows++
-			fmt.Fprintln(p.out, nameOf(rec))
+			fmt.Fprintln(p.out, esc(nameOf(rec)))
 			continue
 		}
 		if p.summed != nil && rec.Class == *p.summed {
@@ -146,7 +147,7 @@ func (p *listOutput) finish(ns string) error {
 		if ns == "" {
 			fmt.Fprintln(p.o.streams.ErrOut, "No resources found")
 		} else {
-			fmt.Fprintf(p.o.streams.ErrOut, "No resources found in %s namespace.\n", ns)
+			fmt.Fprintf(p.o.streams.ErrOut, "No resources found in %s namespace.\n", esc(ns))
 		}
 		return nil
 	}
@@ -188,14 +189,33 @@ func (p *listOutput) structured() error {
 		return err
 	}
 	if p.o.output == "yaml" {
-		if b, err = yaml.JSONToYAML(b); err != nil {
+		if b, err = yaml.JSONToYAML(escJSON(b)); err != nil {
 			return err
 		}
 		_, err = p.out.Write(b)
 		return err
 	}
-	_, err = fmt.Fprintf(p.out, "%s\n", b)
+	_, err = fmt.Fprintf(p.out, "%s\n", escJSON(b))
 	return err
+}
+
+// escJSON writes out, as \uNNNN, what esc writes out and encoding/json leaves as it is (C1
+// controls, DEL, the bidirectional controls): such a rune can only be inside a string of
+// MarshalIndent's output, whose only control outside strings is the newline, so the JSON
+// means the same and a terminal shows it as written.
+func escJSON(b []byte) []byte {
+	if !bytes.ContainsFunc(b, func(r rune) bool { return r != '\n' && unsafeRune(r) }) {
+		return b
+	}
+	var out bytes.Buffer
+	for _, r := range string(b) {
+		if r != '\n' && unsafeRune(r) {
+			fmt.Fprintf(&out, `\u%04x`, r)
+			continue
+		}
+		out.WriteRune(r)
+	}
+	return out.Bytes()
 }
 
 // nameOf is a lock as kubectl's -o name prints an object: lease.coordination.k8s.io/NAME,

@@ -56,8 +56,8 @@ func (o *options) addCommonFlags(fs *pflag.FlagSet) {
 	o.config.AddFlags(fs)
 	fs.StringSliceVar(&o.locks, "locks", o.locks, "Kinds of lock objects to read, as the exporter's --locks spells them: "+listKinds("and")+
 		" (the leader annotation of ConfigMap and Endpoints locks).")
-	fs.StringVar(&o.exporter, "exporter", "", "URL of a lease-exporter (its JSON API) to read the history from, e.g. http://localhost:10047.")
-	fs.StringVar(&o.exporterService, "exporter-service", "", "NAMESPACE/NAME[:PORT] of a lease-exporter Service to read the history from through the API server's service proxy, with your own credentials (no port-forward).")
+	fs.StringVar(&o.exporter, "exporter", "", "URL of a lease-exporter (its JSON API) to read the history from, e.g. http://127.0.0.1:10047 after kubectl port-forward -n monitoring svc/lease-exporter 10047:http-metrics.")
+	fs.StringVar(&o.exporterService, "exporter-service", "", "NAMESPACE/NAME[:PORT] of a lease-exporter Service to read the history from through the API server's service proxy, with your own credentials. The shipped NetworkPolicy blocks the proxy wherever NetworkPolicy is enforced: then kubectl port-forward to the exporter and give --exporter http://127.0.0.1:PORT.")
 }
 
 // addListFlags adds list's flags.

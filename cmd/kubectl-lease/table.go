@@ -107,16 +107,19 @@ func (t *table) line(b *strings.Builder, cells []string) {
 	b.WriteByte('\n')
 }
 
-// esc writes out every control character of s (C0, DEL and C1: a newline, a backspace, an
-// escape or a CSI) as \xNN or \uNNNN, so nothing a cluster object holds (a holder identity
-// is any string) can add a row, move the cursor or overwrite what the table says.
+// esc writes out every character of s that can change how a terminal shows the text
+// around it, as \xNN or \uNNNN: controls (C0, DEL and C1: a newline, a backspace, an
+// escape or a CSI), the bidirectional controls (an override can make "ab" read "ba", or
+// move a column), and the line and paragraph separators some terminals and editors break
+// lines at. Nothing a cluster object or an exporter's answer holds (a holder identity is any
+// string) can then add a row, move the cursor or reorder what a line says.
 func esc(s string) string {
-	if !strings.ContainsFunc(s, unicode.IsControl) {
+	if !strings.ContainsFunc(s, unsafeRune) {
 		return s
 	}
 	var b strings.Builder
 	for _, r := range s {
-		if !unicode.IsControl(r) {
+		if !unsafeRune(r) {
 			b.WriteRune(r)
 			continue
 		}
@@ -124,4 +127,25 @@ func esc(s string) string {
 		b.WriteString(q[1 : len(q)-1])
 	}
 	return b.String()
+}
+
+// unsafeRune reports whether esc writes r out: a control, a bidirectional control (ALM
+// U+061C, LRM and RLM U+200E-U+200F, the embeddings and overrides U+202A-U+202E, the
+// isolates U+2066-U+2069) or a line or paragraph separator (U+2028, U+2029).
+func unsafeRune(r rune) bool {
+	switch {
+	case unicode.IsControl(r), r == '\u061c', r == '\u200e', r == '\u200f',
+		r >= '\u2028' && r <= '\u202e', r >= '\u2066' && r <= '\u2069':
+		return true
+	}
+	return false
+}
+
+// tabRow writes cells to a tabwriter as one row, each cell through esc: a table that is
+// not a table (describe's candidates and history) escapes every field as the list does.
+func tabRow(w io.Writer, indent string, cells ...string) {
+	for i, c := range cells {
+		cells[i] = esc(c)
+	}
+	fmt.Fprintln(w, indent+strings.Join(cells, "\t"))
 }
