@@ -94,6 +94,12 @@ func (h *health) scope(resource string) *scopeHealth { return h.scopeIn(resource
 func (h *health) scopeIn(resource, namespace string) *scopeHealth {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.current(h.now()) {
+		// Added after start (a candidate discovery retried), the scope's first list and
+		// watch are ahead: until they are in, the view is true as of now, not of when it was
+		// last lost.
+		h.lostAt = h.now()
+	}
 	h.want++
 	h.metrics.setWatchUp(false)
 	s := &scopeHealth{h: h, resource: resource, namespace: namespace}
