@@ -57,7 +57,8 @@ func retry(ctx context.Context, timeout time.Duration, attempt func(context.Cont
 // (Options.NoCandidates) leaves the feature off, says so in one info line and in
 // lease_exporter_lease_candidates_watched, and is no error; only an API server that does not
 // answer within timeout is (it is retried until then: the server just proved reachable, so
-// silence is a blip).
+// silence is a blip). A throttled discovery (429) is no error either: Start retries it with
+// backoff until the API server answers, and then watches the candidates.
 func (l *Cache) DiscoverCandidates(ctx context.Context, timeout time.Duration) error {
 	if l.opts.NoCandidates {
 		l.logger.Info("not watching LeaseCandidates: turned off by option")
@@ -68,56 +69,126 @@ func (l *Cache) DiscoverCandidates(ctx context.Context, timeout time.Duration) e
 		namespaces = []string{metav1.NamespaceAll}
 	}
 	var version string
-	var unavailable error
+	var unavailable, throttled error
 	err := retry(ctx, timeout, func(ctx context.Context) error {
 		var err error
 		version, err = servedCandidateVersion(ctx, l.startup, namespaces)
-		if errors.Is(err, errCandidatesUnavailable) {
+		switch {
+		case errors.Is(err, errCandidatesUnavailable):
 			unavailable = err // an answer
+			return nil
+		case apierrors.IsTooManyRequests(err):
+			// Also an answer: the server is there and its flow control (API Priority and
+			// Fairness) rejects the exporter. Waiting here would hold up the Leases, and
+			// exiting would crash-loop the Pod for as long as the throttling lasts.
+			throttled = err
 			return nil
 		}
 		return err
 	})
-	if apierrors.IsTooManyRequests(err) {
-		// A 429 is an answer: the server is there and its flow control (API Priority and
-		// Fairness) rejects the exporter. Exiting would crash-loop the Pod for as long as the
-		// throttling lasts and then wait out the kubelet's back-off; the Leases matter more.
-		l.logger.Warn("not watching LeaseCandidates: the API server throttled their discovery (429 Too Many Requests) throughout; "+
-			"restart the exporter to retry once its flow control allows", "within", timeout, "err", err)
-		return nil
-	}
 	if err != nil {
 		return fmt.Errorf("discover LeaseCandidates within %s: %w", timeout, err)
 	}
-	if unavailable != nil {
+	switch {
+	case throttled != nil:
+		l.logger.Warn("not watching LeaseCandidates yet: the API server throttled their discovery (429 Too Many Requests); "+
+			"watching the locks meanwhile and retrying the discovery with backoff until it answers", "err", throttled)
+		l.rediscover = namespaces
+	case unavailable != nil:
 		l.logger.Info("not watching LeaseCandidates: coordinated leader election is not available to the exporter", "err", unavailable)
-		return nil
+	default:
+		l.addCandidates(version, namespaces)
 	}
+	return nil
+}
+
+// candidateBackoff bounds the waits between retries of a throttled candidate discovery: the
+// first wait, doubled after each failure up to the last. API Priority and Fairness asks a
+// throttled client to come back within a minute.
+var candidateBackoff = struct{ first, max time.Duration }{time.Second, time.Minute}
+
+// rediscoverCandidates retries the candidate discovery of namespaces with backoff until the
+// API server answers, or ctx is done: a served and readable version starts the candidates'
+// scopes (under ctx, Start's), anything else leaves them off as at start.
+func (l *Cache) rediscoverCandidates(ctx context.Context, namespaces []string) {
+	wait := candidateBackoff.first
+	for attempts := 1; ; attempts++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		version, err := servedCandidateVersion(ctx, l.startup, namespaces)
+		switch {
+		case errors.Is(err, errCandidatesUnavailable):
+			l.logger.Info("not watching LeaseCandidates: coordinated leader election is not available to the exporter", "err", err)
+			return
+		case err != nil:
+			// Throttled again, or the API server not answering: the locks' watches report
+			// that; only the wait grows.
+			wait = min(2*wait, candidateBackoff.max)
+			continue
+		}
+		for _, s := range l.addCandidates(version, namespaces) {
+			l.wg.Go(func() { s.run(ctx) })
+		}
+		l.logger.Info("LeaseCandidate discovery answered after being throttled at start", "attempts", attempts)
+		return
+	}
+}
+
+// addCandidates adds the scopes of the LeaseCandidates of namespaces in version, and returns
+// them for a caller after Start to run.
+func (l *Cache) addCandidates(version string, namespaces []string) []runner {
 	// The lease selector is not applied: a candidate's labels are not its Lease's (the
 	// components set none), so any selector would drop them all.
 	opts := l.opts
 	opts.LeaseSelector = ""
+	var added []runner
+	l.mu.Lock()
 	for _, s := range newScopes(candidateSource{version}, lock.ObserveCandidate, l.clients, namespaces, opts, opts.now(), l.health.metrics, l.health) {
 		l.scopes = append(l.scopes, s)
 		l.candidates = append(l.candidates, s.store)
+		added = append(added, s)
 	}
+	l.mu.Unlock()
 	l.health.metrics.candidatesWatched.Set(1)
 	l.logger.Info("watching LeaseCandidates", "version", "coordination.k8s.io/"+version)
-	return nil
+	return added
 }
 
 // WatchingCandidates implements CandidateView.
-func (l *Cache) WatchingCandidates() bool { return len(l.candidates) > 0 }
+func (l *Cache) WatchingCandidates() bool {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return len(l.candidates) > 0
+}
 
 // RangeCandidates calls fn for every cached LeaseCandidate; none while they are not watched.
 // fn must not modify or retain the record's fields.
-func (l *Cache) RangeCandidates(fn func(*lock.Candidate)) { rangeStores(l.candidates, fn) }
+func (l *Cache) RangeCandidates(fn func(*lock.Candidate)) {
+	l.mu.RLock()
+	candidates := l.candidates
+	l.mu.RUnlock()
+	rangeStores(candidates, fn)
+}
 
-// Start starts watching; the reflectors stop when ctx is done.
+// Start starts watching, and retries a candidate discovery that was throttled at start; the
+// reflectors and the retry stop when ctx is done.
 func (l *Cache) Start(ctx context.Context) {
-	for _, s := range l.scopes {
+	for _, s := range l.allScopes() {
 		l.wg.Go(func() { s.run(ctx) })
 	}
+	if namespaces := l.rediscover; namespaces != nil {
+		l.wg.Go(func() { l.rediscoverCandidates(ctx, namespaces) })
+	}
+}
+
+// allScopes returns the scopes added so far; candidate discovery may add more after Start.
+func (l *Cache) allScopes() []runner {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.scopes[:len(l.scopes):len(l.scopes)]
 }
 
 // Shutdown waits for the reflectors to end after ctx passed to Start is done.
@@ -125,7 +196,7 @@ func (l *Cache) Shutdown() { l.wg.Wait() }
 
 // WaitForCacheSync blocks until every scope has synced; the error says why it stopped early.
 func (l *Cache) WaitForCacheSync(ctx context.Context) error {
-	for _, s := range l.scopes {
+	for _, s := range l.allScopes() {
 		if !s.waitSynced(ctx) {
 			return fmt.Errorf("lease cache not synced: %w", context.Cause(ctx))
 		}
@@ -135,7 +206,7 @@ func (l *Cache) WaitForCacheSync(ctx context.Context) error {
 
 // HasSynced implements View.
 func (l *Cache) HasSynced() bool {
-	for _, s := range l.scopes {
+	for _, s := range l.allScopes() {
 		if !s.HasSynced() {
 			return false
 		}

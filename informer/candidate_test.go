@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/informer/sharding"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
 )
 
 var candidateTime = time.Date(2026, 11, 24, 5, 0, 0, 0, time.UTC)
@@ -121,27 +123,59 @@ func TestCandidatesForbiddenLeavesFeatureOff(t *testing.T) {
 	}
 }
 
-// Throttled (429) for the whole start-up wait, candidate discovery gives up with a warning and
-// the exporter goes on to its Leases: exiting would crash-loop a throttled Pod.
-func TestCandidatesThrottledLeavesFeatureOffWithAWarning(t *testing.T) {
-	client := fake.NewClientset()
+// Throttled (429) at start, candidate discovery does not hold up or stop the exporter: it
+// warns, the locks are watched at once, and after Start the discovery is retried with backoff
+// until it answers; then the candidates are watched, without a restart.
+func TestThrottledCandidateDiscoveryRetriesUntilItAnswersThenWatches(t *testing.T) {
+	saved := candidateBackoff
+	candidateBackoff.first, candidateBackoff.max = 10*time.Millisecond, 40*time.Millisecond
+	t.Cleanup(func() { candidateBackoff = saved })
+	client := fake.NewClientset(betaCandidate("kube-system", "cm-1", "kube-controller-manager", "1.36.0", time.Second))
 	serving(client, "v1beta1")
+	var throttle atomic.Int32
+	throttle.Store(5) // the start's one attempt and four retries
 	client.PrependReactor("list", "leasecandidates", func(k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewTooManyRequests("the server has received too many requests", 1)
+		if throttle.Add(-1) >= 0 {
+			return true, nil, apierrors.NewTooManyRequests("the server has received too many requests", 1)
+		}
+		return false, nil, nil
 	})
-	reg, logs := prometheus.NewRegistry(), &bytes.Buffer{}
-	l, err := NewForClients(Clients{List: client, Watch: client}, Options{}, slog.New(slog.NewTextHandler(logs, nil)), reg)
+	reg, logs := prometheus.NewRegistry(), &syncbuffer.Buffer{}
+	l, err := NewForClients(Clients{List: client, Watch: client}, Options{Now: func() time.Time { return candidateTime }},
+		slog.New(slog.NewTextHandler(logs, nil)), reg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.DiscoverCandidates(context.Background(), 1500*time.Millisecond); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(func() { cancel(); l.Shutdown() })
+	begun := time.Now()
+	if err := l.DiscoverCandidates(ctx, time.Minute); err != nil {
 		t.Fatalf("throttled discovery stopped the exporter: %v", err)
 	}
-	if len(l.candidates) != 0 || watched(t, reg) != 0 {
-		t.Errorf("candidates watched although every list was throttled")
+	if took := time.Since(begun); took > time.Second {
+		t.Errorf("throttled discovery held up the start for %s", took)
+	}
+	if l.WatchingCandidates() || watched(t, reg) != 0 {
+		t.Fatal("candidates watched although their discovery was throttled")
 	}
 	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "429 Too Many Requests") {
 		t.Errorf("want a warning naming the throttling, got:\n%s", logs)
+	}
+	l.Start(ctx)
+	for !l.WatchingCandidates() || !l.HasSynced() {
+		if ctx.Err() != nil {
+			t.Fatalf("candidates not watched and synced after the throttling ended; log:\n%s", logs)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got, want := candidateKeys(l), []string{"kube-system/cm-1→kube-controller-manager"}; !slices.Equal(got, want) {
+		t.Errorf("candidates %v, want %v", got, want)
+	}
+	if v := watched(t, reg); v != 1 {
+		t.Errorf("lease_exporter_lease_candidates_watched = %v, want 1", v)
+	}
+	if n := throttle.Load(); n >= 0 {
+		t.Errorf("%d throttled answers left unasked: the retry stopped early", n+1)
 	}
 }
 

@@ -24,14 +24,16 @@ type health struct {
 	// events, and those whose resumed watch has not yet shown the API server accepted it.
 	want, open, catchingUp, resuming int
 	// resumeUntil is when the latest resumed watch counts as accepted without an event.
-	resumeUntil  time.Time
-	lostAt       time.Time // when the view stopped being current
-	freshFrom    time.Time // zero until the open watches have caught up
-	everOpened   bool      // some watch has opened since start
+	resumeUntil time.Time
+	lostAt      time.Time // when the view stopped being current
+	freshFrom   time.Time // zero until the open watches have caught up
+	everOpened  bool      // some watch has opened since start
+	// failing is set while some scope has failed since its watch last opened; failingSince
+	// and failures count the run of failures over every scope, for the log and /readyz.
 	failing      bool
 	failingSince time.Time
 	failures     int
-	lastFailure  string // the reason and error of the latest failure of the current run
+	scopes       []*scopeHealth // every scope, in the order added
 	// logged holds the reasons already logged in the current run of failures.
 	logged map[string]bool
 }
@@ -69,23 +71,48 @@ type reporter interface {
 // scopeHealth is one scope's part of health: the state of its watch, which only that scope
 // writes (through reporter), and what it watches, for the log.
 type scopeHealth struct {
-	h        *health
-	resource string     // e.g. "leases.coordination.k8s.io"
-	state    watchState // guarded by h.mu
+	h         *health
+	resource  string     // e.g. "leases.coordination.k8s.io"
+	state     watchState // guarded by h.mu
+	namespace string     // "" for all namespaces
 	// listedLast is set by a list and cleared by the next watch: that watch starts where the
 	// list ended, not at a resource version from before an outage. Guarded by h.mu.
 	listedLast bool
+	// failure is the reason and error of this scope's latest failure since its watch last
+	// opened, "" if none: each scope keeps its own until it recovers, so one namespace's watch
+	// opening does not hide why another's fails. Guarded by h.mu.
+	failure string
 }
 
 var _ reporter = (*scopeHealth)(nil)
 
-// scope adds a scope watching resource; the view is current only once it is too.
-func (h *health) scope(resource string) *scopeHealth {
+// scope adds a scope watching resource in every namespace; see scopeIn.
+func (h *health) scope(resource string) *scopeHealth { return h.scopeIn(resource, "") }
+
+// scopeIn adds a scope watching resource in namespace ("" for all); the view is current only
+// once it is too.
+func (h *health) scopeIn(resource, namespace string) *scopeHealth {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.current(h.now()) {
+		// Added after start (a candidate discovery retried), the scope's first list and
+		// watch are ahead: until they are in, the view is true as of now, not of when it was
+		// last lost.
+		h.lostAt = h.now()
+	}
 	h.want++
 	h.metrics.setWatchUp(false)
-	return &scopeHealth{h: h, resource: resource}
+	s := &scopeHealth{h: h, resource: resource, namespace: namespace}
+	h.scopes = append(h.scopes, s)
+	return s
+}
+
+// String names the scope for the log and /readyz.
+func (s *scopeHealth) String() string {
+	if s.namespace == "" {
+		return s.resource
+	}
+	return s.resource + " in namespace " + s.namespace
 }
 
 // set moves the scope to state to and keeps health's counts. Callers hold h.mu.
@@ -141,6 +168,7 @@ func (s *scopeHealth) opened(streaming bool) {
 		}
 	}
 	s.listedLast = false
+	s.failure = ""
 	h.markFreshIfCurrent()
 	h.recovered()
 }
@@ -198,7 +226,11 @@ func (s *scopeHealth) closed() {
 }
 
 // failed implements reporter.
-func (s *scopeHealth) failed(err error) { s.h.failed(s.resource, err) }
+func (s *scopeHealth) failed(err error) {
+	if reason := errorReason(err); reason != "throttled" { // see health.failed
+		s.h.record([]*scopeHealth{s}, s.String(), reason, err)
+	}
+}
 
 // markFreshIfCurrent starts the fresh period once every watch is open and caught up (a
 // resumed watch still unaccepted delays it; see current). Callers hold h.mu.
@@ -238,24 +270,39 @@ func (h *health) FreshAsOf(now time.Time) time.Time {
 // The one exception: a run that turns into forbidden or unauthorized (RBAC revoked while the
 // API server restarted: first "connection", then "forbidden") logs that reason once too,
 // because it needs an operator and "connection" would hide it.
+// A 429 is not recorded here: each 429 answer was counted as it arrived (observeThrottling,
+// on New's clients).
 func (h *health) failed(resource string, err error) {
 	reason := errorReason(err)
 	if reason == "throttled" {
-		return // each 429 answer was counted as it arrived (observeThrottling, on New's clients)
+		return
 	}
-	h.record(resource, reason, err)
+	h.record(nil, resource, reason, err)
 }
 
-// throttled records one 429 answer as it arrives (observeThrottling).
-func (h *health) throttled(resource string, err error) { h.record(resource, "throttled", err) }
+// throttled records one 429 answer as it arrives (observeThrottling). The answer names only
+// the resource, so it is the failure of every scope of that resource whose watch is not open.
+func (h *health) throttled(resource string, err error) {
+	h.mu.Lock()
+	var scopes []*scopeHealth
+	for _, s := range h.scopes {
+		if s.resource == resource && s.state == watchClosed {
+			scopes = append(scopes, s)
+		}
+	}
+	h.mu.Unlock()
+	h.record(scopes, resource, "throttled", err)
+}
 
-// record counts and logs a failure of reason.
-func (h *health) record(resource, reason string, err error) {
+// record counts and logs a failure of reason, which is each of scopes' latest.
+func (h *health) record(scopes []*scopeHealth, resource, reason string, err error) {
 	h.metrics.watchErrors.WithLabelValues(reason).Inc()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.failures++
-	h.lastFailure = reason + ": " + err.Error()
+	for _, s := range scopes {
+		s.failure = reason + ": " + err.Error()
+	}
 	if h.failing && (h.logged[reason] || reason != "forbidden" && reason != "unauthorized") {
 		return
 	}
@@ -276,11 +323,24 @@ func (h *health) record(resource, reason string, err error) {
 	h.logger.Error("cannot list or watch lock objects; metrics freeze at the last known state until this clears", args...)
 }
 
-// recovered logs the end of a run of failures once. Callers hold h.mu.
+// recovered logs the end of a run of failures once, when no scope's failure is left.
+// Callers hold h.mu.
 func (h *health) recovered() {
-	if !h.failing {
+	if !h.failing || len(h.failingScopes()) > 0 {
 		return
 	}
 	h.logger.Info("list and watch of Leases recovered", "after", h.now().Sub(h.failingSince).Round(time.Millisecond), "failures", h.failures)
-	h.failing, h.failures, h.lastFailure = false, 0, ""
+	h.failing, h.failures = false, 0
+}
+
+// failingScopes returns the scopes with a failure since their watch last opened. Callers
+// hold h.mu.
+func (h *health) failingScopes() []*scopeHealth {
+	var failing []*scopeHealth
+	for _, s := range h.scopes {
+		if s.failure != "" {
+			failing = append(failing, s)
+		}
+	}
+	return failing
 }

@@ -278,3 +278,25 @@ func TestPermissionFailureLoggedWithinRun(t *testing.T) {
 		t.Fatalf("new run logged %d failure lines, want 1:\n%s", n, logs.String())
 	}
 }
+
+// A scope added to a current view (candidates discovered after a throttled start) freezes
+// the view at the moment it was added until its watch is in, not at an older loss.
+func TestScopeAddedLaterFreezesTheViewWhereItWasAdded(t *testing.T) {
+	now := t0
+	h := newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), func() time.Time { return now })
+	a := h.scope(leaseSource{}.resource())
+	a.listed()
+	a.opened(false)
+	now = now.Add(time.Hour)
+	added := now
+	b := h.scope(candidateSource{}.resource())
+	now = now.Add(time.Second)
+	if got := h.FreshAsOf(now); !got.Equal(added) {
+		t.Fatalf("while the added scope lists: FreshAsOf %v, want %v (when it was added)", got, added)
+	}
+	b.listed()
+	b.opened(false)
+	if got := h.FreshAsOf(now); !got.Equal(now) {
+		t.Fatalf("both open: FreshAsOf %v, want now", got)
+	}
+}

@@ -53,9 +53,15 @@ type Cache struct {
 	host    string
 	scopes  []runner              // every scope of every source
 	locks   []*store[*lock.Lease] // the stores of the lock sources' scopes, which Range reads
+	// mu guards scopes and candidates, to which a candidate discovery retried after Start
+	// (rediscoverCandidates) adds.
+	mu sync.RWMutex
 	// candidates are the stores of the LeaseCandidate scopes, empty until DiscoverCandidates
-	// finds the API served and readable.
+	// (or, after a throttled start, rediscoverCandidates) finds the API served and readable.
 	candidates []*store[*lock.Candidate]
+	// rediscover are the namespaces whose candidate discovery was throttled at start, which
+	// Start retries; nil if none.
+	rediscover []string
 	opts       Options
 	logger     *slog.Logger
 	health     *health

@@ -55,7 +55,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"namespace", "class"}),
 		candidatesWatched: f.NewGauge(prometheus.GaugeOpts{
 			Name: "lease_exporter_lease_candidates_watched",
-			Help: "Whether the exporter watches LeaseCandidates (1) or not (0: turned off, not served by the API server, forbidden, or throttled throughout start-up).",
+			Help: "Whether the exporter watches LeaseCandidates (1) or not (0: turned off, not served by the API server, forbidden, or their discovery throttled and being retried).",
 		}),
 	}
 	m.added, m.modified = m.watchEvents.WithLabelValues("added"), m.watchEvents.WithLabelValues("modified")

@@ -26,9 +26,15 @@ func (h *health) readiness(now time.Time, synced bool) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	last := ""
-	if h.failing {
-		last = fmt.Sprintf("; %d list or watch failures since %s, the latest %s",
-			h.failures, h.failingSince.UTC().Format(time.RFC3339), h.lastFailure)
+	if failing := h.failingScopes(); h.failing && len(failing) > 0 {
+		last = fmt.Sprintf("; %d list or watch failures since %s", h.failures, h.failingSince.UTC().Format(time.RFC3339))
+		for _, s := range failing {
+			if len(h.scopes) == 1 {
+				last += ", the latest " + s.failure
+			} else {
+				last += fmt.Sprintf("; %s: the latest %s", s, s.failure)
+			}
+		}
 	}
 	switch {
 	case !synced:

@@ -45,7 +45,7 @@ func newScopes[R record[R]](src source[R], observe func(prev, next R, now int64,
 	keep, tweak := opts.shardFilter(), opts.tweakListOptions()
 	for _, ns := range namespaces {
 		s := &scope[R]{store: newStore(src.decode, observe, keep, now, m), src: src, clients: c, namespace: ns,
-			tweak: tweak, health: h.scope(src.resource())}
+			tweak: tweak, health: h.scopeIn(src.resource(), ns)}
 		s.orders = orderingsFor[R]()
 		s.firstEvent = s.health.delivered
 		s.reflector = cache.New(&cache.Config{

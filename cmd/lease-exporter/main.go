@@ -68,15 +68,46 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 	if err != nil {
 		return kubeConfigError{fmt.Errorf("build client from %s: %w", source, err)}
 	}
-	if err := leases.CheckReachable(ctx, opts.reachTimeout); err != nil {
-		return unreachableError{fmt.Errorf("%w (configured by %s)", err, source)}
+	// The server listens before the start-up checks, so the liveness probe passes while they
+	// wait (a start queued by API Priority and Fairness can take their whole timeout) and
+	// /readyz says which one runs.
+	state := newStarting(fmt.Sprintf("checking that the API server %s answers (waiting up to --kube.reach-timeout %s)", cfg.Host, opts.reachTimeout))
+	srv := newServer(opts.telemetryPath, opts.routePrefix(), state.handlers(), state.readiness, opts.enablePprof)
+	l, err := listen(opts)
+	if err != nil {
+		return err
+	}
+	// serveCtx ends serving; checkCtx ends the checks when serving fails meanwhile.
+	serveCtx, stopServing := context.WithCancel(ctx)
+	defer stopServing()
+	checkCtx, stopChecks := context.WithCancel(ctx)
+	defer stopChecks()
+	served := make(chan error, 1)
+	go func() {
+		err := serve(serveCtx, srv, l, opts, logger)
+		stopChecks()
+		served <- err
+	}()
+	// stop ends serving after a failed check and returns the check's error, or serving's if
+	// that failed first (its failure ended the check).
+	stop := func(checkErr error) error {
+		stopServing()
+		if err := <-served; err != nil && ctx.Err() == nil {
+			return err
+		}
+		return checkErr
+	}
+	if err := leases.CheckReachable(checkCtx, opts.reachTimeout); err != nil {
+		return stop(unreachableError{fmt.Errorf("%w (configured by %s)", err, source)})
 	}
 	logger.Info("connected to API server", "host", cfg.Host, "config", source, "watching", watch.Describe())
-	if err := leases.DiscoverCandidates(ctx, opts.reachTimeout); err != nil {
-		return unreachableError{fmt.Errorf("%w (configured by %s)", err, source)}
+	state.enter(fmt.Sprintf("discovering whether the API server %s serves LeaseCandidates (waiting up to --kube.reach-timeout %s)", cfg.Host, opts.reachTimeout))
+	if err := leases.DiscoverCandidates(checkCtx, opts.reachTimeout); err != nil {
+		return stop(unreachableError{fmt.Errorf("%w (configured by %s)", err, source)})
 	}
 	// The informers get their own context: Shutdown waits for them to stop, so when serve
-	// fails (e.g. the listen address is taken) they must be stopped here, or run never returns.
+	// fails (e.g. the web config's certificate cannot be read) they must be stopped here, or
+	// run never returns.
 	informerCtx, stopInformers := context.WithCancel(ctx)
 	leases.Start(informerCtx)
 	defer func() { stopInformers(); leases.Shutdown() }()
@@ -88,12 +119,11 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 		// Lease, so another replica writes at once.
 		eventsCtx, stopEvents := context.WithCancel(ctx)
 		defer func() { stopEvents(); writer.Wait() }()
+		state.enter("rebuilding the election history from Events")
 		rebuilt = startEvents(eventsCtx, writer, leases, watch, logger)
 	}
-
-	srv := newServer(opts.telemetryPath, opts.routePrefix(), newHandlers(opts, reg, leases, rebuilt, logger),
-		func() error { return leases.Ready(time.Now()) }, opts.enablePprof)
-	return serve(ctx, srv, opts, logger)
+	state.open(newHandlers(opts, reg, leases, rebuilt, logger), func() error { return leases.Ready(time.Now()) })
+	return <-served
 }
 
 func logSynced(ctx context.Context, leases *informer.Cache, logger *slog.Logger) {

@@ -66,7 +66,7 @@ current-context: ctx
 		{"malformed kubeconfig", []string{"--kubeconfig", malformed}, exitKubeConfig, "load Kubernetes client config from kubeconfig " + malformed},
 		{"unknown context", []string{"--kubeconfig", valid, "--kube.context", "other"}, exitKubeConfig, "(context other): context"},
 		{"unknown context, old flag spelling", []string{"--kubeconfig", valid, "--kube-context", "other"}, exitKubeConfig, "(context other): context"},
-		{"unreachable server", []string{"--kubeconfig", valid, "--kube.reach-timeout=1s"}, exitUnreachable, "API server https://127.0.0.1:1 not reachable"},
+		{"unreachable server", []string{"--kubeconfig", valid, "--kube.reach-timeout=1s", "--web.listen-address=127.0.0.1:0"}, exitUnreachable, "API server https://127.0.0.1:1 not reachable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

@@ -155,12 +155,17 @@ func landingPage(metricsPath, prefix string) http.Handler {
 	return landing
 }
 
-// serve runs srv until ctx is done, then lets in-flight scrapes finish.
-func serve(ctx context.Context, srv *http.Server, opts *options, logger *slog.Logger) error {
+// listen opens --web.listen-address.
+func listen(opts *options) (net.Listener, error) {
 	l, err := net.Listen("tcp", opts.listenAddress)
 	if err != nil {
-		return fmt.Errorf("listen on --web.listen-address %s: %w", opts.listenAddress, err)
+		return nil, fmt.Errorf("listen on --web.listen-address %s: %w", opts.listenAddress, err)
 	}
+	return l, nil
+}
+
+// serve runs srv on l until ctx is done, then lets in-flight scrapes finish.
+func serve(ctx context.Context, srv *http.Server, l net.Listener, opts *options, logger *slog.Logger) error {
 	systemdSocket := false
 	flags := &web.FlagConfig{
 		WebListenAddresses: &[]string{opts.listenAddress},
