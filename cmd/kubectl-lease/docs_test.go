@@ -2,9 +2,11 @@ package main
 
 import (
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 )
@@ -35,6 +37,20 @@ func TestDocsDescribeEveryFlagAndColumn(t *testing.T) {
 	if len(seen) < 8 {
 		t.Fatalf("found only %d plugin flags", len(seen))
 	}
+	// And the other way: every flag in the flag table's rows is one the plugin or kubectl has,
+	// so a removed or renamed flag cannot stay documented.
+	tableFlag := regexp.MustCompile("`--([a-z][a-z0-9.-]*)`")
+	for line := range strings.Lines(doc) {
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`-") {
+			continue
+		}
+		for _, m := range tableFlag.FindAllStringSubmatch(cells[1], -1) {
+			if !seen[m[1]] && kubectls.Lookup(m[1]) == nil && !hasFlag(root, m[1]) {
+				t.Errorf("docs/kubectl-plugin.md's flag table documents --%s, which kubectl lease does not have", m[1])
+			}
+		}
+	}
 	// The column table's rows: "| NAME, KIND | ..." (captures of the output do not count).
 	documented := map[string]bool{}
 	for line := range strings.Lines(doc) {
@@ -49,4 +65,17 @@ func TestDocsDescribeEveryFlagAndColumn(t *testing.T) {
 			t.Errorf("column %s has no row in docs/kubectl-plugin.md's column table", strings.ToUpper(c.Name))
 		}
 	}
+}
+
+// hasFlag reports whether c or any of its subcommands defines the flag name.
+func hasFlag(c *cobra.Command, name string) bool {
+	if c.Flags().Lookup(name) != nil || c.PersistentFlags().Lookup(name) != nil {
+		return true
+	}
+	for _, sub := range c.Commands() {
+		if hasFlag(sub, name) {
+			return true
+		}
+	}
+	return false
 }
