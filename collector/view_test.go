@@ -30,6 +30,13 @@ func syncedView(t *testing.T, leases ...*coordinationv1.Lease) *informer.Cache {
 
 func syncedViewWithClient(t *testing.T, leases ...*coordinationv1.Lease) (*informer.Cache, *fake.Clientset) {
 	t.Helper()
+	return syncedViewWithClock(t, func() time.Time { return scrapeTime }, leases...)
+}
+
+// syncedViewWithClock is syncedViewWithClient on the informer clock now: one that moves sees
+// events live a second after the watch opens (and so measures a holder's clock skew).
+func syncedViewWithClock(t *testing.T, now func() time.Time, leases ...*coordinationv1.Lease) (*informer.Cache, *fake.Clientset) {
+	t.Helper()
 	client := fake.NewClientset()
 	for _, l := range leases {
 		if _, err := client.CoordinationV1().Leases(l.Namespace).Create(context.Background(), l, metav1.CreateOptions{}); err != nil {
@@ -37,7 +44,7 @@ func syncedViewWithClient(t *testing.T, leases ...*coordinationv1.Lease) (*infor
 		}
 	}
 	reg := prometheus.NewRegistry()
-	v, err := informer.NewForClients(informer.Clients{List: client, Watch: client}, informer.Options{Now: func() time.Time { return scrapeTime }},
+	v, err := informer.NewForClients(informer.Clients{List: client, Watch: client}, informer.Options{Now: now},
 		slog.New(slog.NewTextHandler(io.Discard, nil)), reg)
 	if err != nil {
 		t.Fatal(err)

@@ -2,10 +2,12 @@ package main
 
 import (
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -37,6 +39,20 @@ func TestDocsDescribeEveryFlagAndColumn(t *testing.T) {
 	root.PersistentFlags().VisitAll(check)
 	if len(seen) < 8 {
 		t.Fatalf("found only %d plugin flags", len(seen))
+	}
+	// And the other way: every flag in the flag table's rows is one the plugin or kubectl has,
+	// so a removed or renamed flag cannot stay documented.
+	tableFlag := regexp.MustCompile("`--([a-z][a-z0-9.-]*)`")
+	for line := range strings.Lines(doc) {
+		cells := strings.Split(line, "|")
+		if len(cells) < 3 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`-") {
+			continue
+		}
+		for _, m := range tableFlag.FindAllStringSubmatch(cells[1], -1) {
+			if !seen[m[1]] && kubectls.Lookup(m[1]) == nil && !hasFlag(root, m[1]) {
+				t.Errorf("docs/kubectl-plugin.md's flag table documents --%s, which kubectl lease does not have", m[1])
+			}
+		}
 	}
 	// The column table's rows: "| NAME, KIND | ..." (captures of the output do not count).
 	documented := map[string]bool{}
@@ -101,4 +117,17 @@ func TestDocsSayTheShippedNetworkPolicyBlocksTheServiceProxy(t *testing.T) {
 			t.Errorf("docs/kubectl-plugin.md's --exporter-service paragraph or the flag's help does not mention %s:\n%s\n%s", want, bullet, help)
 		}
 	}
+}
+
+// hasFlag reports whether c or any of its subcommands defines the flag name.
+func hasFlag(c *cobra.Command, name string) bool {
+	if c.Flags().Lookup(name) != nil || c.PersistentFlags().Lookup(name) != nil {
+		return true
+	}
+	for _, sub := range c.Commands() {
+		if hasFlag(sub, name) {
+			return true
+		}
+	}
+	return false
 }

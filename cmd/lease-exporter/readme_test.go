@@ -75,3 +75,41 @@ func TestREADMEListsEveryLockKind(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMENamesEveryResourceTheDefaultRoleGrants: the README's "The identity needs" sentence
+// names each resource the Kustomize base ClusterRole (the default install's permissions) grants,
+// so a permission the exporter starts needing cannot go unsaid.
+func TestREADMENamesEveryResourceTheDefaultRoleGrants(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "The identity needs")
+	if !ok {
+		t.Fatal(`README has no "The identity needs" sentence`)
+	}
+	sentence, _, _ := strings.Cut(after, "\n\n")
+	role, err := os.ReadFile("../../deploy/kustomize/base/cluster-rbac/clusterrole.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resources []string
+	inResources := false
+	for line := range strings.Lines(string(role)) {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case strings.HasSuffix(trimmed, ":"):
+			inResources = trimmed == "resources:"
+		case inResources && strings.HasPrefix(trimmed, "- "):
+			resources = append(resources, strings.TrimPrefix(trimmed, "- "))
+		}
+	}
+	if len(resources) == 0 {
+		t.Fatal("found no resources in the base ClusterRole")
+	}
+	for _, r := range resources {
+		if !strings.Contains(sentence, "`"+r+".") && !strings.Contains(sentence, "`"+r+"`") {
+			t.Errorf("the README's RBAC sentence does not name %s, which the default ClusterRole grants", r)
+		}
+	}
+}
