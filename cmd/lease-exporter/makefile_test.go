@@ -76,3 +76,32 @@ func hasGoFiles(t *testing.T, dir string) bool {
 	}
 	return found
 }
+
+// TestDeployDocGivesTheReleaseTierChurn: docs/deploy.md's sizing run says how long `make
+// test-release` churns, which is test/node's churnDuration default (`return N * time.Minute`,
+// read from its source: test/node is a root-only release suite this package cannot import).
+func TestDeployDocGivesTheReleaseTierChurn(t *testing.T) {
+	src, err := os.ReadFile("../../test/node/scale_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, ok := strings.Cut(string(src), "func churnDuration(")
+	if !ok {
+		t.Fatal("test/node/scale_test.go has no churnDuration")
+	}
+	m := regexp.MustCompile(`\n\treturn (\d+) \* time\.Minute\n`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatal("churnDuration's default is not `return N * time.Minute`: update this test")
+	}
+	doc, err := os.ReadFile("../../docs/deploy.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unit := "minutes"
+	if m[1] == "1" {
+		unit = "minute"
+	}
+	if want := "`make test-release` churns " + m[1] + " " + unit; !strings.Contains(string(doc), want) {
+		t.Errorf("docs/deploy.md does not say %q (test/node's churnDuration default)", want)
+	}
+}
