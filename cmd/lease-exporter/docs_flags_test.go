@@ -36,6 +36,7 @@ var otherToolsFlags = map[string]string{
 	"leader-elect-resource-namespace":         "kube-scheduler, kube-controller-manager",
 	"resources":                               "kube-state-metrics", "query.replica-label": "thanos query",
 	"plugin.path": "percli lint", "selftest": "hack/govulncheck.sh",
+	"reuse-values": "helm upgrade", "reset-then-reuse-values": "helm upgrade",
 }
 
 // removedFlags are flags the exporter no longer has, each allowed in the one doc that records
