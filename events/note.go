@@ -2,7 +2,6 @@ package events
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -128,98 +127,4 @@ func (c Change) Note() string {
 		b.WriteString(".")
 	}
 	return b.String()
-}
-
-// The notes' grammar, for parseNote: a holder is a Go-quoted string.
-const holderRE = `("(?:[^"\\]|\\.)*")`
-
-var (
-	changedRE  = regexp.MustCompile(`^Leader changed (?:from ` + holderRE + ` )?to ` + holderRE + `[.;]`)
-	lastedRE   = regexp.MustCompile(` The previous tenure lasted ([0-9a-zµ.]+)\.`)
-	withoutRE  = regexp.MustCompile(` Without a leader for ([0-9a-zµ.]+)\.`)
-	releasedRE = regexp.MustCompile(`^` + holderRE + ` released the lock(?: after holding it for ([0-9a-zµ.]+))?\.`)
-	expiredRE  = regexp.MustCompile(`^` + holderRE + ` stopped renewing(?: after holding the lock for ([0-9a-zµ.]+))?; its lease expired ([0-9a-zµ.]+) ago`)
-)
-
-// parseNote reads back the facts of a note Note wrote for reason, for the reasons that make
-// history: LeaderChanged, LeaseReleased and LeaseExpired. Anything else is an error, which
-// the rebuild counts and skips.
-func parseNote(reason, note string) (Change, error) {
-	c := Change{Reason: reason, Held: unknown, Leaderless: unknown}
-	var err error
-	switch reason {
-	case ReasonLeaderChanged:
-		m := changedRE.FindStringSubmatch(note)
-		if m == nil {
-			return c, fmt.Errorf("%s note %q: no holders", reason, note)
-		}
-		if m[1] != "" {
-			if c.Old, err = strconv.Unquote(m[1]); err != nil {
-				return c, err
-			}
-		}
-		if c.New, err = strconv.Unquote(m[2]); err != nil {
-			return c, err
-		}
-		if m := lastedRE.FindStringSubmatch(note); m != nil {
-			if c.Held, err = time.ParseDuration(m[1]); err != nil {
-				return c, err
-			}
-		}
-		if m := withoutRE.FindStringSubmatch(note); m != nil {
-			if c.Leaderless, err = time.ParseDuration(m[1]); err != nil {
-				return c, err
-			}
-		}
-		c.Ended = endingIn(note)
-	case ReasonLeaseReleased:
-		if _, err := holderAndHeld(&c, releasedRE, note); err != nil {
-			return c, err
-		}
-		c.Ended = lock.Released
-		if e := endingIn(note); e == lock.HandedOver {
-			c.Ended = e
-		}
-	case ReasonLeaseExpired:
-		m, err := holderAndHeld(&c, expiredRE, note)
-		if err != nil {
-			return c, err
-		}
-		if c.Leaderless, err = time.ParseDuration(m[3]); err != nil {
-			return c, err
-		}
-		c.Ended = lock.Expired
-	default:
-		return c, fmt.Errorf("reason %q makes no history", reason)
-	}
-	return c, nil
-}
-
-// holderAndHeld reads the quoted holder (group 1) and the optional tenure length (group 2)
-// of a note that re matches into c, and returns the match.
-func holderAndHeld(c *Change, re *regexp.Regexp, note string) ([]string, error) {
-	m := re.FindStringSubmatch(note)
-	if m == nil {
-		return nil, fmt.Errorf("%s note %q: no holder", c.Reason, note)
-	}
-	var err error
-	if c.Old, err = strconv.Unquote(m[1]); err != nil {
-		return nil, err
-	}
-	if m[2] != "" {
-		if c.Held, err = time.ParseDuration(m[2]); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
-}
-
-// endingIn finds the "It ended: …" sentence of a note; Unknown without one.
-func endingIn(note string) lock.Ending {
-	for e, w := range endings {
-		if strings.Contains(note, " It ended: "+w+".") {
-			return e
-		}
-	}
-	return lock.Unknown
 }

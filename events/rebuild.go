@@ -5,8 +5,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+	"unsafe"
+
+	corev1 "k8s.io/api/core/v1"
 
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,37 +43,102 @@ func (h *History) Tenures(uid string) []lock.Tenure {
 	return h.byUID[types.UID(uid)]
 }
 
-// RebuildStats says what Rebuild read.
+// RebuildStats says what Rebuild read, and what it skipped, by cause.
 type RebuildStats struct {
-	Events, Locks, Tenures, Unreadable int
-	Took                               time.Duration
+	Events, Locks, Tenures int
+	Skipped                Skipped
+	Took                   time.Duration
 }
 
-// listPage is how many Events one list request asks for.
-const listPage = 500
+// Skipped counts the Events Rebuild did not take, each under the first check it failed.
+type Skipped struct {
+	// Oversized: a note longer than maxNote, which no exporter writes; skipped unread.
+	Oversized int
+	// Reason: a reason that is none of the exporter's.
+	Reason int
+	// Namespace: the Event is not in the namespace of the lock it regards.
+	Namespace int
+	// UnknownLock: its regarding (kind, namespace, name, UID) names no lock the exporter
+	// has seen, live or deleted.
+	UnknownLock int
+	// Unreadable: a note not in the exporter's wording (a newer exporter may word it otherwise).
+	Unreadable int
+	// OverBudget: taken after the rebuild held maxHeld bytes.
+	OverBudget int
+}
+
+// Log attributes, one per cause.
+func (s Skipped) attrs() []any {
+	return []any{"skipped_oversized", s.Oversized, "skipped_reason", s.Reason, "skipped_namespace", s.Namespace,
+		"skipped_unknown_lock", s.UnknownLock, "skipped_unreadable", s.Unreadable, "skipped_over_budget", s.OverBudget}
+}
+
+// LogAttrs are s's counts as slog key-value pairs, Skipped by cause.
+func (s RebuildStats) LogAttrs() []any {
+	return append([]any{"events", s.Events, "locks", s.Locks, "tenures", s.Tenures, "took", s.Took}, s.Skipped.attrs()...)
+}
+
+// Known reports whether the exporter has seen the lock ref names, by kind, namespace, name
+// and UID: only such an Event can be about a lock whose page shows history.
+type Known func(ref *corev1.ObjectReference) bool
+
+// Seen is what Known asks: the cached locks and the tombstones of those deleted.
+type Seen interface {
+	Lookup(kind lock.Kind, namespace, name string) *lock.Lease
+	RangeDeleted(fn func(*lock.Tombstone))
+}
+
+// KnownTo is Known over what v has seen now (the informer's cache, synced).
+func KnownTo(v Seen) Known {
+	type key struct {
+		kind     lock.Kind
+		ns, name string
+		uid      types.UID
+	}
+	deleted := map[key]bool{}
+	v.RangeDeleted(func(t *lock.Tombstone) {
+		deleted[key{t.Lock.Kind(), t.Lock.Namespace(), t.Lock.Name(), types.UID(t.Lock.UID.String())}] = true
+	})
+	return func(ref *corev1.ObjectReference) bool {
+		kind, ok := lock.KindNamed(ref.Kind)
+		if !ok {
+			return false
+		}
+		if l := v.Lookup(kind, ref.Namespace, ref.Name); l != nil && l.UID.String() == string(ref.UID) {
+			return true
+		}
+		return deleted[key{kind, ref.Namespace, ref.Name, ref.UID}]
+	}
+}
+
+// An Event's size is bounded only by what the API server stores: etcd's default
+// --max-request-bytes, 1.5 MiB. A list page is read whole before it is decoded, so a page of
+// listPage Events holds at most pageBudget, whatever the Events contain (a cluster that raises
+// etcd's bound raises this with it).
+const (
+	maxEventBytes = 3 << 19 // 1.5 MiB
+	pageBudget    = 12 << 20
+	listPage      = pageBudget / maxEventBytes
+)
+
+// maxHeld bounds the bytes of the changes the rebuild holds (entry.size) until it has read
+// every page: about 15,000 changes, eight times the most the exporter writes within the API
+// server's 1 h Event TTL at its default rate. What arrives beyond it is counted, not held.
+const maxHeld = 8 << 20
 
 // Rebuild lists the Events the exporter wrote (reportingController) in namespaces (all when
-// empty), and rebuilds from them each lock's last tenures, at most max per lock. Notes it
-// cannot read are counted, not fatal: a newer exporter may word them otherwise.
-func Rebuild(ctx context.Context, client kubernetes.Interface, namespaces []string, max int, h *History) (RebuildStats, error) {
+// empty), and rebuilds from them each lock's last tenures, at most max per lock. It takes
+// only Events it can check: a note of at most maxNote bytes, one of the exporter's reasons,
+// in the namespace of the lock it regards, and regarding a lock known says the exporter has
+// seen. Whoever may create Events in a lock's own namespace can still word one as the
+// exporter would (docs/security.md). Its memory is bounded by pageBudget and maxHeld.
+func Rebuild(ctx context.Context, client kubernetes.Interface, known Known, namespaces []string, max int, h *History) (RebuildStats, error) {
 	start := time.Now()
 	var st RebuildStats
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	type entry struct {
-		at int64
-		c  Change
-	}
-	byUID := map[types.UID][]entry{}
-	// One change is one Event; two would come from two writers in the moment one lost its
-	// Lease and the next took it. They regard the same version of the lock.
-	type change struct {
-		uid             types.UID
-		resourceVersion string
-		reason          string
-	}
-	seen := map[change]bool{}
+	r := rebuild{known: known, perLock: 4*max + 8, budget: maxHeld, byUID: map[types.UID][]entry{}, st: &st}
 	for _, ns := range namespaces {
 		opts := metav1.ListOptions{Limit: listPage,
 			FieldSelector: fields.OneTermEqualSelector("reportingController", ReportingController).String()}
@@ -79,25 +148,7 @@ func Rebuild(ctx context.Context, client kubernetes.Interface, namespaces []stri
 				return st, fmt.Errorf("list Events in %s: %w", nsName(ns), err)
 			}
 			for i := range list.Items {
-				ev := &list.Items[i]
-				if ev.ReportingController != ReportingController || ev.Regarding.UID == "" {
-					continue
-				}
-				st.Events++
-				if k := (change{ev.Regarding.UID, ev.Regarding.ResourceVersion, ev.Reason}); k.resourceVersion != "" {
-					if seen[k] {
-						continue
-					}
-					seen[k] = true
-				}
-				c, err := parseNote(ev.Reason, ev.Note)
-				if err != nil {
-					if makesHistory(ev.Reason) {
-						st.Unreadable++
-					}
-					continue
-				}
-				byUID[ev.Regarding.UID] = append(byUID[ev.Regarding.UID], entry{eventTime(ev), c})
+				r.take(&list.Items[i])
 			}
 			if list.Continue == "" {
 				break
@@ -105,11 +156,10 @@ func Rebuild(ctx context.Context, client kubernetes.Interface, namespaces []stri
 			opts.Continue = list.Continue
 		}
 	}
-	out := make(map[types.UID][]lock.Tenure, len(byUID))
-	for uid, es := range byUID {
-		slices.SortStableFunc(es, func(a, b entry) int { return cmp.Compare(a.at, b.at) })
+	out := make(map[types.UID][]lock.Tenure, len(r.byUID))
+	for uid, es := range r.byUID {
 		var b tenures
-		for _, e := range es {
+		for _, e := range r.compact(es, len(es)) {
 			b.apply(e.at, e.c)
 		}
 		if t := b.last(max); len(t) > 0 {
@@ -123,6 +173,102 @@ func Rebuild(ctx context.Context, client kubernetes.Interface, namespaces []stri
 	h.mu.Unlock()
 	st.Took = time.Since(start)
 	return st, nil
+}
+
+// entry is one change the rebuild holds: what the Event says, when, and the version of the
+// lock it regards (two writers may each write the same change once).
+type entry struct {
+	at int64
+	rv string
+	c  Change
+}
+
+// size is about what e holds, in bytes.
+func (e entry) size() int {
+	return int(unsafe.Sizeof(e)) + len(e.rv) + len(e.c.Old) + len(e.c.New)
+}
+
+// rebuild holds the changes read so far, each lock's newest perLock of them.
+type rebuild struct {
+	known   Known
+	perLock int
+	byUID   map[types.UID][]entry
+	held    int
+	budget  int // maxHeld
+	st      *RebuildStats
+}
+
+// take checks one listed Event and holds its change if it passes. Nothing of ev is kept but
+// copies of what the change needs, so the page it came in can be freed.
+func (r *rebuild) take(ev *eventsv1.Event) {
+	sk := &r.st.Skipped
+	if ev.ReportingController != ReportingController {
+		return
+	}
+	r.st.Events++
+	switch {
+	case len(ev.Note) > maxNote:
+		sk.Oversized++
+		return
+	case !slices.Contains(Reasons, ev.Reason):
+		sk.Reason++
+		return
+	case !makesHistory(ev.Reason):
+		return
+	case ev.Namespace != ev.Regarding.Namespace:
+		sk.Namespace++
+		return
+	case !r.known(&ev.Regarding):
+		sk.UnknownLock++
+		return
+	}
+	c, err := parseNote(ev.Reason, ev.Note)
+	if err != nil {
+		sk.Unreadable++
+		return
+	}
+	e := entry{at: eventTime(ev), rv: strings.Clone(ev.Regarding.ResourceVersion), c: c}
+	if r.held+e.size() > r.budget {
+		sk.OverBudget++
+		return
+	}
+	r.held += e.size()
+	uid := ev.Regarding.UID
+	es, ok := r.byUID[uid]
+	if !ok {
+		uid = types.UID(strings.Clone(string(uid)))
+	}
+	es = append(es, e)
+	if len(es) >= 2*r.perLock {
+		es = r.compact(es, r.perLock)
+	}
+	r.byUID[uid] = es
+}
+
+// compact sorts a lock's changes by time, reads each change once, and keeps the newest n:
+// older ones make tenures that the history's bound would drop anyway.
+func (r *rebuild) compact(es []entry, n int) []entry {
+	slices.SortStableFunc(es, func(a, b entry) int { return cmp.Compare(a.at, b.at) })
+	type once struct{ rv, reason string }
+	seen := map[once]bool{}
+	kept := es[:0]
+	for _, e := range es {
+		if k := (once{e.rv, e.c.Reason}); e.rv != "" {
+			if seen[k] {
+				r.held -= e.size()
+				continue
+			}
+			seen[k] = true
+		}
+		kept = append(kept, e)
+	}
+	if len(kept) > n {
+		for _, e := range kept[:len(kept)-n] {
+			r.held -= e.size()
+		}
+		kept = slices.Clone(kept[len(kept)-n:])
+	}
+	return kept
 }
 
 func makesHistory(reason string) bool {

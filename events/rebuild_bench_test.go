@@ -62,7 +62,7 @@ func BenchmarkRebuild10kLeaderLocks(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		h := &History{}
-		st, err := Rebuild(context.Background(), client, nil, lock.DefaultHistory.Tenures, h)
+		st, err := Rebuild(context.Background(), client, anyLock, nil, lock.DefaultHistory.Tenures, h)
 		if err != nil || st.Locks != locks || st.Tenures != locks*lock.DefaultHistory.Tenures {
 			b.Fatalf("rebuilt %+v, %v", st, err)
 		}

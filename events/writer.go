@@ -67,6 +67,8 @@ type Options struct {
 	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Rebuild says to rebuild the history from the Events at start (Rebuild).
+	Rebuild bool
 }
 
 func (o Options) now() time.Time {
@@ -255,6 +257,9 @@ type SweptView interface {
 
 // Client is the writer's client of the API server, which the rebuild lists Events with.
 func (w *Writer) Client() kubernetes.Interface { return w.client }
+
+// Rebuilds reports whether the history is to be rebuilt from the Events (Options.Rebuild).
+func (w *Writer) Rebuilds() bool { return w.opts.Rebuild }
 
 // writing reports whether this replica is the elected writer now.
 func (w *Writer) writing() bool { return w.term.Load() != nil }

@@ -87,11 +87,11 @@ func TestRebuildReadsBackTheHistoryTheWriterSaw(t *testing.T) {
 	}
 	observed := f.prev.History().Snapshot().Tenures
 	h := &History{}
-	st, err := Rebuild(context.Background(), client, nil, lock.DefaultHistory.Tenures, h)
+	st, err := Rebuild(context.Background(), client, anyLock, nil, lock.DefaultHistory.Tenures, h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Events != 3 || st.Locks != 1 || st.Unreadable != 0 {
+	if st.Events != 3 || st.Locks != 1 || st.Skipped != (Skipped{}) {
 		t.Errorf("rebuild read %+v, want 3 Events of 1 lock, all readable", st)
 	}
 	rebuilt := h.Tenures(string(evs[0].Regarding.UID))
@@ -232,7 +232,7 @@ func TestRebuildReadsAChangeWrittenTwiceOnce(t *testing.T) {
 		}
 	}
 	h := &History{}
-	if _, err := Rebuild(context.Background(), client, nil, 10, h); err != nil {
+	if _, err := Rebuild(context.Background(), client, anyLock, nil, 10, h); err != nil {
 		t.Fatal(err)
 	}
 	var got []string

@@ -10,8 +10,9 @@ import (
 )
 
 // Without --events nothing is written; with it, leader-election locks only, at 0.5/s with a
-// burst of 25, electing the writer in the Pod's namespace (a sharded exporter per shard);
-// invalid values are usage errors naming the flag.
+// burst of 25, electing the writer in the Pod's namespace (a sharded exporter per shard), and
+// the history rebuilt from the Events unless --events.rebuild=false; invalid values are usage
+// errors naming the flag.
 func TestEventsFlags(t *testing.T) {
 	t.Setenv("POD_NAMESPACE", "monitoring")
 	for _, tc := range []struct {
@@ -21,6 +22,7 @@ func TestEventsFlags(t *testing.T) {
 		burst             int
 		namespace, name   string
 		wantErr, wantNone string
+		noRebuild         bool
 	}{
 		{args: nil, wantNone: "no --events"},
 		{args: []string{"--events.classes=bogus"}, wantErr: "--events.classes"},
@@ -29,6 +31,9 @@ func TestEventsFlags(t *testing.T) {
 			classes: []lock.Class{lock.ClassLeaderElection, lock.ClassNodeHeartbeat}, qps: 2, burst: 5, namespace: "obs", name: "writer"},
 		{args: []string{"--events", "--shard=1", "--total-shards=3"}, classes: []lock.Class{lock.ClassLeaderElection}, qps: 0.5, burst: 25,
 			namespace: "monitoring", name: "lease-exporter-events-shard-1"},
+		{args: []string{"--events", "--events.rebuild=false"}, classes: []lock.Class{lock.ClassLeaderElection}, qps: 0.5, burst: 25,
+			namespace: "monitoring", name: "lease-exporter-events", noRebuild: true},
+		{args: []string{"--events", "--events.rebuild=maybe"}, wantErr: "events.rebuild"},
 		{args: []string{"--events", "--events.lock=writer"}, wantErr: "--events.lock"},
 		{args: []string{"--events", "--events.lock=Obs/writer"}, wantErr: "--events.lock"},
 		{args: []string{"--events", "--events.qps=0"}, wantErr: "--events.qps"},
@@ -53,8 +58,8 @@ func TestEventsFlags(t *testing.T) {
 			continue
 		}
 		if got == nil || !slices.Equal(got.Classes, tc.classes) || got.QPS != tc.qps || got.Burst != tc.burst ||
-			got.Namespace != tc.namespace || got.Name != tc.name || !strings.Contains(got.Identity, "_") {
-			t.Errorf("%v: events %+v, want classes %v, %g/s burst %d, election %s/%s", tc.args, got, tc.classes, tc.qps, tc.burst, tc.namespace, tc.name)
+			got.Namespace != tc.namespace || got.Name != tc.name || !strings.Contains(got.Identity, "_") || got.Rebuild == tc.noRebuild {
+			t.Errorf("%v: events %+v, want classes %v, %g/s burst %d, election %s/%s, rebuild %v", tc.args, got, tc.classes, tc.qps, tc.burst, tc.namespace, tc.name, !tc.noRebuild)
 		}
 	}
 }

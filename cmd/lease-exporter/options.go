@@ -67,6 +67,7 @@ type options struct {
 	eventsQPS     float64
 	eventsBurst   int
 	eventsLock    string
+	eventsRebuild bool
 	// derived is what the flags mean, once Validate has checked them (parseOptions sets it).
 	derived derived
 }
@@ -104,6 +105,7 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.eventsQPS, "events.qps", o.eventsQPS, "Events per second the token bucket refills with (one bucket for the cluster, or per shard, in the elected writer); changes beyond it are dropped and counted (lease_exporter_events_dropped_total).")
 	fs.IntVar(&o.eventsBurst, "events.burst", o.eventsBurst, "Events the token bucket holds: how many changes at once are written in full.")
 	fs.StringVar(&o.eventsLock, "events.lock", "", "NAMESPACE/NAME of the Lease the replicas elect their one Events writer with; a sharded exporter adds -shard-<i>. Default: the Pod's namespace (POD_NAMESPACE) and "+events.DefaultLockName+".")
+	fs.BoolVar(&o.eventsRebuild, "events.rebuild", o.eventsRebuild, "With --events, rebuild the status pages' history from the exporter's Events at start, taking only Events in the namespace of a lock the exporter has seen; anyone who may create Events in that namespace can still word one as the exporter would (docs/security.md). false shows only what this process observes.")
 	fs.BoolVar(&o.showVersion, "version", false, "Print version information and exit.")
 	for old, current := range hiddenAliases {
 		f := fs.Lookup(current)
@@ -298,6 +300,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	// expiring heartbeats into as many Events.
 	o.eventsClasses = lock.ClassLeaderElection.String()
 	o.eventsQPS, o.eventsBurst = events.DefaultQPS, events.DefaultBurst
+	o.eventsRebuild = true
 	fs := flag.NewFlagSet("lease-exporter", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o.AddFlags(fs)
@@ -348,7 +351,7 @@ func (o *options) eventsOptions(expected []collector.ExpectedLock) (*events.Opti
 		}
 	}
 	w := o.watch
-	return &events.Options{Classes: classes, Expected: expected, QPS: o.eventsQPS, Burst: o.eventsBurst,
+	return &events.Options{Classes: classes, Expected: expected, QPS: o.eventsQPS, Burst: o.eventsBurst, Rebuild: o.eventsRebuild,
 		Namespace: ns, Name: events.LockName(name, w.Shard, w.TotalShards), Identity: events.Identity(),
 		Shard: w.Shard, TotalShards: w.TotalShards}, nil
 }

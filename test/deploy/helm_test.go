@@ -221,8 +221,8 @@ func TestHelmRejectsBadValues(t *testing.T) {
 }
 
 // TestHelmEventsOptions: events.enabled grants the Events writer's election per shard, in the
-// release namespace, under the release's name, and passes the chosen classes and bucket on;
-// disabled, nothing of it is rendered.
+// release namespace, under the release's name, and passes the chosen classes and bucket on,
+// and --events.rebuild=false only with events.rebuild=false; disabled, nothing of it is rendered.
 func TestHelmEventsOptions(t *testing.T) {
 	root := tools.RepoRoot(t)
 	out := run(t, root, tools.HelmEnv(t), tools.Helm(t), "template", "observability", root+"/"+chartDir, "--namespace", "obs",
@@ -239,6 +239,16 @@ func TestHelmEventsOptions(t *testing.T) {
 			if !slices.Contains(args, any(want)) {
 				t.Errorf("%s args %v lack %s", d.key(), args, want)
 			}
+		}
+		if slices.Contains(args, any("--events.rebuild=false")) {
+			t.Errorf("%s args %v turn the rebuild off by default", d.key(), args)
+		}
+	}
+	noRebuild := decodeObjects(t, run(t, root, tools.HelmEnv(t), tools.Helm(t), "template", "observability", root+"/"+chartDir, "--namespace", "obs",
+		"--set", "events.enabled=true,events.rebuild=false"))
+	for _, d := range ofKind(noRebuild, "Deployment") {
+		if args := list(asMap(list(d.get("spec", "template", "spec", "containers"))[0])["args"]); !slices.Contains(args, any("--events.rebuild=false")) {
+			t.Errorf("events.rebuild=false: %s args %v lack --events.rebuild=false", d.key(), args)
 		}
 	}
 	off := decodeObjects(t, run(t, root, tools.HelmEnv(t), tools.Helm(t), "template", "observability", root+"/"+chartDir, "--namespace", "obs"))
