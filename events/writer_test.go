@@ -261,8 +261,8 @@ func TestTerminatingNamespaceIsNoMissingPermission(t *testing.T) {
 			t.Fatal("the refusal was never counted as rejected")
 		}
 	}
-	if got := testutil.ToFloat64(w.dropped.WithLabelValues(droppedForbidden)); got != 0 || w.pausedUntil.Load() != 0 || strings.Contains(logs.String(), "forbidden") {
-		t.Errorf("a terminating namespace counted %v forbidden, paused until %d, logged:\n%s", got, w.pausedUntil.Load(), logs.String())
+	if got := testutil.ToFloat64(w.dropped.WithLabelValues(droppedForbidden)); got != 0 || !w.budget.pausedUntil("ns").IsZero() || strings.Contains(logs.String(), "forbidden") {
+		t.Errorf("a terminating namespace counted %v forbidden, paused until %v, logged:\n%s", got, w.budget.pausedUntil("ns"), logs.String())
 	}
 }
 
