@@ -83,10 +83,10 @@ func (o Options) now() time.Time {
 // observation in order; it writes only while this replica is the elected writer (Run).
 type Writer struct {
 	*tracker
-	opts    Options
-	client  kubernetes.Interface
-	logger  *slog.Logger
-	budget  *budget
+	opts   Options
+	client kubernetes.Interface
+	logger *slog.Logger
+	budget *budget
 
 	// term is the recorder of the current writing term, nil while another replica writes.
 	// Each term has its own broadcaster, started with the term's context: Events still
