@@ -2,16 +2,19 @@ package events
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strconv"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/klog/v2"
 )
 
 // The writer's election. HA replicas of one shard watch the same locks and see the same
@@ -86,6 +89,9 @@ func (w *Writer) elect(ctx context.Context) {
 			},
 		},
 	}
+	// client-go's elector logs every failed request at each retry; patientLock logs the
+	// refusals it paces (forbidden, namespace missing) once, so the elector's copies go.
+	ctx = klog.NewContext(ctx, logr.New(quietSink{klog.Background().GetSink()}))
 	for ctx.Err() == nil {
 		le, err := leaderelection.NewLeaderElector(cfg)
 		if err != nil {
@@ -96,13 +102,21 @@ func (w *Writer) elect(ctx context.Context) {
 	}
 }
 
+// The pause after the election's namespace was found missing: it starts at missingFirst and
+// doubles up to a minute, so a namespace created just after start is found soon and a
+// mistaken --events.lock costs a request a minute.
+const missingFirst = 4 * time.Second
+
 // patientLock is the election's Lease lock, which after a refusal for lack of permission
 // (the Role for the election missing, or naming another Lease) logs it once and asks again
-// only a minute later: client-go's elector would otherwise ask, and log, every 2 s.
+// only a minute later, and after finding the Lease's namespace missing logs it once and asks
+// again after a pause growing to a minute: client-go's elector would otherwise ask, and log,
+// every 2 s. When the namespace is found again, that is logged once too.
 type patientLock struct {
 	resourcelock.Interface
-	w     *Writer
-	until atomic.Int64 // Unix ns before which the next request waits
+	w       *Writer
+	until   atomic.Int64 // Unix ns before which the next request waits
+	missing atomic.Int64 // the pause after the namespace was last found missing; 0: found
 }
 
 func (l *patientLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
@@ -143,6 +157,20 @@ func (l *patientLock) wait(ctx context.Context) error {
 }
 
 func (l *patientLock) check(err error) error {
+	if err == nil && l.missing.Swap(0) != 0 {
+		l.w.logger.Info("the Events writer election's namespace exists now; standing in the election",
+			"lease", l.w.opts.Namespace+"/"+l.w.opts.Name)
+	}
+	if missingNamespace(err) {
+		d := time.Duration(l.missing.Load())
+		if d == 0 {
+			l.w.logger.Error("cannot stand in the Events writer election: its namespace does not exist; create the namespace "+l.w.opts.Namespace+", or name a Lease in an existing one with --events.lock; no Events are written, metrics, alerts and pages are unaffected, and it asks again at most every minute",
+				"lease", l.w.opts.Namespace+"/"+l.w.opts.Name, "err", err)
+		}
+		d = min(max(2*d, missingFirst), forbiddenPause)
+		l.missing.Store(int64(d))
+		l.until.Store(time.Now().Add(d).UnixNano())
+	}
 	if apierrors.IsForbidden(err) {
 		l.until.Store(time.Now().Add(forbiddenPause).UnixNano())
 		if l.w.electionLogged.CompareAndSwap(false, true) {
@@ -152,6 +180,26 @@ func (l *patientLock) check(err error) error {
 	}
 	return err
 }
+
+// missingNamespace reports whether err says the namespace of a request is missing: a Lease
+// the election creates is not found only when its namespace is not.
+func missingNamespace(err error) bool {
+	var status apierrors.APIStatus
+	return apierrors.IsNotFound(err) && errors.As(err, &status) && status.Status().Details != nil && status.Status().Details.Kind == "namespaces"
+}
+
+// quietSink is client-go's logger without the errors of requests patientLock paces and logs.
+type quietSink struct{ logr.LogSink }
+
+func (s quietSink) Error(err error, msg string, kv ...any) {
+	if apierrors.IsForbidden(err) || missingNamespace(err) {
+		return
+	}
+	s.LogSink.Error(err, msg, kv...)
+}
+
+func (s quietSink) WithValues(kv ...any) logr.LogSink { return quietSink{s.LogSink.WithValues(kv...)} }
+func (s quietSink) WithName(name string) logr.LogSink { return quietSink{s.LogSink.WithName(name)} }
 
 func or(d, def time.Duration) time.Duration {
 	if d > 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,7 +19,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/client-go/util/flowcontrol"
 	"k8s.io/klog/v2"
 
 	"github.com/lease-exporter/lease-exporter/collector"
@@ -38,9 +38,12 @@ const (
 	DefaultBurst = 25
 )
 
-// forbiddenPause is how long the writer stops asking after the API server refused it an
-// Event for lack of permission: RBAC does not change by itself, and retrying every Event
-// would be a request per change for nothing.
+// forbiddenPause is how long the writer stops asking in a namespace after the API server
+// refused it an Event there (403: RBAC, or a ResourceQuota exhausted): neither changes by
+// itself within seconds, and retrying every Event would be a request per change for nothing.
+// Every 403 pauses only its namespace: an Event is created in its lock's namespace, and RBAC
+// (a RoleBinding), quotas and admission policies are all granted or set per namespace, so
+// one namespace's refusal says nothing about the others'.
 const forbiddenPause = time.Minute
 
 // sweepInterval is how often the writer looks for expiries and missing expected locks, which
@@ -82,10 +85,10 @@ func (o Options) now() time.Time {
 // observation in order; it writes only while this replica is the elected writer (Run).
 type Writer struct {
 	*tracker
-	opts    Options
-	client  kubernetes.Interface
-	logger  *slog.Logger
-	limiter flowcontrol.RateLimiter
+	opts   Options
+	client kubernetes.Interface
+	logger *slog.Logger
+	budget *budget
 
 	// term is the recorder of the current writing term, nil while another replica writes.
 	// Each term has its own broadcaster, started with the term's context: Events still
@@ -93,8 +96,8 @@ type Writer struct {
 	// writer's.
 	term atomic.Pointer[events.EventRecorder]
 
-	pausedUntil       atomic.Int64 // Unix ns until which writing is paused after a 403
 	forbiddenLogged   atomic.Bool
+	quotaLogged       atomic.Bool
 	rejectedLogged    atomic.Bool
 	unreachableLogged atomic.Bool // the first write that did not reach the API server was logged
 	electionLogged    atomic.Bool // the first refusal of the election's Lease was logged
@@ -114,6 +117,8 @@ const (
 	droppedRateLimited = "rate_limited"
 	droppedForbidden   = "forbidden"
 	droppedRejected    = "rejected"
+	droppedQuota       = "quota"
+	droppedLockBudget  = "lock_budget"
 )
 
 // New builds the writer over a client of the API server. Nothing is written until Run.
@@ -133,7 +138,7 @@ func New(client kubernetes.Interface, opts Options, logger *slog.Logger, reg pro
 	}
 	f := promauto.With(reg)
 	w := &Writer{opts: opts, client: client, logger: logger,
-		limiter: flowcontrol.NewTokenBucketRateLimiter(float32(opts.QPS), opts.Burst),
+		budget: newBudget(opts.QPS, opts.Burst),
 		written: f.NewCounterVec(prometheus.CounterOpts{
 			Name:        "lease_exporter_events_written_total",
 			Help:        "Kubernetes Events the API server accepted from this replica, by reason (a repeat aggregated into an Event's series counts once more).",
@@ -141,7 +146,7 @@ func New(client kubernetes.Interface, opts Options, logger *slog.Logger, reg pro
 		}, []string{"reason"}),
 		dropped: f.NewCounterVec(prometheus.CounterOpts{
 			Name:        "lease_exporter_events_dropped_total",
-			Help:        "Kubernetes Events this replica did not write, by cause: rate_limited (the token bucket, --events.qps and --events.burst, was empty), forbidden (RBAC refused it, or writing was paused for a minute after a refusal), rejected (the API server refused it otherwise, as in a namespace being deleted).",
+			Help:        "Kubernetes Events this replica did not write, by cause: rate_limited (the token bucket, --events.qps and --events.burst, was empty), lock_budget (its lock had spent its own budget, 5 Events and one more a minute), forbidden (RBAC refused it, or writing in its namespace was paused for a minute after a refusal), quota (a ResourceQuota refused it, or writing in its namespace was paused for a minute after that), rejected (the API server refused it otherwise, as in a namespace being deleted).",
 			ConstLabels: constLabels,
 		}, []string{"cause"}),
 		retries: f.NewCounter(prometheus.CounterOpts{
@@ -158,7 +163,7 @@ func New(client kubernetes.Interface, opts Options, logger *slog.Logger, reg pro
 	for _, r := range Reasons {
 		w.written.WithLabelValues(r)
 	}
-	for _, c := range []string{droppedRateLimited, droppedForbidden, droppedRejected} {
+	for _, c := range []string{droppedRateLimited, droppedLockBudget, droppedForbidden, droppedQuota, droppedRejected} {
 		w.dropped.WithLabelValues(c)
 	}
 	w.tracker = newTracker(opts.Classes, opts.Expected, w.send)
@@ -207,14 +212,11 @@ func (w *Writer) send(ref *corev1.ObjectReference, eventType string, c Change) b
 	if rec == nil {
 		return false
 	}
-	switch {
-	case w.opts.now().UnixNano() < w.pausedUntil.Load():
-		w.dropped.WithLabelValues(droppedForbidden).Inc()
-	case !w.limiter.TryAccept():
-		w.dropped.WithLabelValues(droppedRateLimited).Inc()
-	default:
-		(*rec).Eventf(ref, nil, eventType, c.Reason, actions[c.Reason], "%s", c.Note())
+	if cause := w.budget.take(ref, w.opts.now()); cause != "" {
+		w.dropped.WithLabelValues(cause).Inc()
+		return true
 	}
+	(*rec).Eventf(ref, nil, eventType, c.Reason, actions[c.Reason], "%s", c.Note())
 	return true
 }
 
@@ -241,6 +243,7 @@ func (w *Writer) Run(ctx context.Context, view SweptView) {
 				now := w.opts.now()
 				at := informer.JudgedAt(view, now)
 				w.sweep(view, view.Has, at.UnixMicro(), !at.Before(now))
+				w.budget.forget(now)
 			}
 		}
 	}()
@@ -302,11 +305,19 @@ func (w *Writer) result(ev *eventsv1.Event, err error) {
 		// Forbidden too, but no RBAC's doing: the lock's namespace is being deleted (and
 		// with it the lock, whose LeaseDeleted cannot be written there).
 		w.dropped.WithLabelValues(droppedRejected).Inc()
+	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota"):
+		// The quota admission's refusal has no cause of its own, only its message.
+		w.budget.pause(ev.Namespace, w.opts.now().Add(forbiddenPause), droppedQuota) // before the count, which tests wait for
+		w.dropped.WithLabelValues(droppedQuota).Inc()
+		if w.quotaLogged.CompareAndSwap(false, true) {
+			w.logger.Warn("a ResourceQuota refused a Kubernetes Event: raise or drop the namespace's quota on events (count/events.events.k8s.io, count/events); writing in that namespace alone pauses a minute after each refusal, later refusals are only counted (lease_exporter_events_dropped_total{cause=\"quota\"}), and metrics, alerts and pages are unaffected",
+				"namespace", ev.Namespace, "reason", ev.Reason, "err", err)
+		}
 	case apierrors.IsForbidden(err):
-		w.pausedUntil.Store(w.opts.now().Add(forbiddenPause).UnixNano()) // before the count, which tests wait for
+		w.budget.pause(ev.Namespace, w.opts.now().Add(forbiddenPause), droppedForbidden) // before the count, which tests wait for
 		w.dropped.WithLabelValues(droppedForbidden).Inc()
 		if w.forbiddenLogged.CompareAndSwap(false, true) {
-			w.logger.Error("Kubernetes Events forbidden: grant the exporter's ServiceAccount create and patch on events.events.k8s.io (the chart does with events.enabled=true); metrics, alerts and pages are unaffected, and writing pauses a minute after each refusal",
+			w.logger.Error("Kubernetes Events forbidden: grant the exporter's ServiceAccount create and patch on events.events.k8s.io (the chart does with events.enabled=true); metrics, alerts and pages are unaffected, and writing in the refused namespace pauses a minute after each refusal",
 				"namespace", ev.Namespace, "reason", ev.Reason, "err", err)
 		}
 	case errors.As(err, &status):

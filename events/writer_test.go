@@ -261,8 +261,8 @@ func TestTerminatingNamespaceIsNoMissingPermission(t *testing.T) {
 			t.Fatal("the refusal was never counted as rejected")
 		}
 	}
-	if got := testutil.ToFloat64(w.dropped.WithLabelValues(droppedForbidden)); got != 0 || w.pausedUntil.Load() != 0 || strings.Contains(logs.String(), "forbidden") {
-		t.Errorf("a terminating namespace counted %v forbidden, paused until %d, logged:\n%s", got, w.pausedUntil.Load(), logs.String())
+	if got := testutil.ToFloat64(w.dropped.WithLabelValues(droppedForbidden)); got != 0 || !w.budget.pausedUntil("ns").IsZero() || strings.Contains(logs.String(), "forbidden") {
+		t.Errorf("a terminating namespace counted %v forbidden, paused until %v, logged:\n%s", got, w.budget.pausedUntil("ns"), logs.String())
 	}
 }
 
@@ -297,5 +297,72 @@ func TestRefusedElectionAsksAgainOnlyAfterAPause(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "cannot stand in the Events writer election"); n != 1 || !strings.Contains(logs.String(), "monitoring/lease-exporter-events") {
 		t.Errorf("log:\n%s\nwant one line naming the election Lease", logs.String())
+	}
+}
+
+// missingNamespaceLock is an election lock whose namespace does not exist until exists is
+// set: its Get finds no Lease and its Create no namespace, as the API server answers.
+type missingNamespaceLock struct {
+	resourcelock.Interface
+	exists atomic.Bool
+	calls  atomic.Int32
+}
+
+func (l *missingNamespaceLock) Get(context.Context) (*resourcelock.LeaderElectionRecord, []byte, error) {
+	l.calls.Add(1)
+	return nil, nil, apierrors.NewNotFound(schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, "lease-exporter-events")
+}
+
+func (l *missingNamespaceLock) Create(context.Context, resourcelock.LeaderElectionRecord) error {
+	l.calls.Add(1)
+	if l.exists.Load() {
+		return nil
+	}
+	return apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "monitoring")
+}
+
+// A missing election namespace is logged once, saying what is missing and how to fix it;
+// the lock asks again after a pause that doubles up to a minute, not every 2 s; and the
+// namespace found again is logged once.
+func TestMissingElectionNamespaceLogsOnceAndBacksOff(t *testing.T) {
+	var logs syncbuffer.Buffer
+	w := New(fake.NewClientset(), Options{Namespace: "monitoring", Name: "lease-exporter-events"}, slog.New(slog.NewTextHandler(&logs, nil)), prometheus.NewRegistry())
+	inner := &missingNamespaceLock{}
+	l := &patientLock{Interface: inner, w: w}
+	try := func() error { // one round of client-go's elector: Get, then Create on NotFound
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel()
+		if _, _, err := l.Get(ctx); !apierrors.IsNotFound(err) {
+			return err
+		}
+		return l.Create(ctx, resourcelock.LeaderElectionRecord{})
+	}
+	var pauses []time.Duration
+	for range 6 {
+		if err := try(); !missingNamespace(err) {
+			t.Fatalf("err %v, want the namespace missing", err)
+		}
+		pauses = append(pauses, time.Duration(l.missing.Load()))
+		if try() == nil || inner.calls.Load() != int32(2*len(pauses)) {
+			t.Fatalf("%d requests after %d rounds: asked again within the pause", inner.calls.Load(), len(pauses))
+		}
+		l.until.Store(0) // the pause over
+	}
+	if want := []time.Duration{4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second, time.Minute, time.Minute}; fmt.Sprint(pauses) != fmt.Sprint(want) {
+		t.Errorf("pauses %v, want %v", pauses, want)
+	}
+	inner.exists.Store(true)
+	if err := try(); err != nil {
+		t.Fatal(err)
+	}
+	if err := try(); err != nil {
+		t.Fatal(err)
+	}
+	out := logs.String()
+	if n := strings.Count(out, "its namespace does not exist"); n != 1 || !strings.Contains(out, "create the namespace monitoring, or name a Lease in an existing one with --events.lock") {
+		t.Errorf("log:\n%s\nwant one line naming the missing namespace and the fix", out)
+	}
+	if n := strings.Count(out, "namespace exists now"); n != 1 {
+		t.Errorf("log:\n%s\nwant the recovery logged once", out)
 	}
 }
