@@ -95,6 +95,13 @@ var mutants = []mutant{
 	{"not-synced pages early", "LeaseExporterNotSynced", "for", "5m", "2m"},
 	{"no absent branch", "LeaseExporterDown", "expr", "\nor\nabsent(up{job=~\".*lease-exporter.*\"})", ""},
 	{"any job", "LeaseExporterDown", "expr", "up{job=~\".*lease-exporter.*\"} == 0", "up == 0"},
+	{"pages on a rollout's scrape gap", "LeaseExporterNoFreshReplica", "for", "1m", "30s"},
+	{"slow to page", "LeaseExporterNoFreshReplica", "for", "1m", "2m"},
+	{"no never-seen branch", "LeaseExporterNoFreshReplica", "expr", "\nor\nabsent_over_time(up{job=~\".*lease-exporter.*\"}[1h])", ""},
+	{"forgets vanished targets at once", "LeaseExporterNoFreshReplica", "expr", "[1h]))", "[5m]))"},
+	{"unsynced counts as fresh", "LeaseExporterNoFreshReplica", "expr", "lease_exporter_cache_synced{job=~\".*lease-exporter.*\"} == 1", "lease_exporter_cache_synced{job=~\".*lease-exporter.*\"} >= 0"},
+	{"stale counts as fresh", "LeaseExporterNoFreshReplica", "expr", "lease_exporter_watch_up{job=~\".*lease-exporter.*\"} == 1", "lease_exporter_watch_up{job=~\".*lease-exporter.*\"} >= 0"},
+	{"one healthy deployment hides another", "LeaseExporterNoFreshReplica", "expr", "(namespace, job)", "(job)"},
 }
 
 func TestMutantsAreCaught(t *testing.T) {

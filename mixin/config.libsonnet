@@ -61,6 +61,7 @@
       LeaseExporterWatchStale: { 'for': '1m', staleSeconds: 60 },
       LeaseExporterNotSynced: { 'for': '5m' },
       LeaseExporterDown: { 'for': '5m' },
+      LeaseExporterNoFreshReplica: { 'for': '1m', seenWindow: '1h' },
     },
 
     // Dashboards: auto-refresh, and the default time range (start) per dashboard file.

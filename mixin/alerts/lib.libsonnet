@@ -19,6 +19,11 @@ function(c) {
     onLease: on(['namespace', 'lease']),
     onInstanceLease: on(['job', 'instance', 'namespace', 'lease']),
     onCandidate: on(['namespace', 'lease', 'candidate']),
+    // The fresh-replica guard every per-lease alert applies (watch open, cache synced), as
+    // one expression: a target that fails its scrape or vanishes drops out of it too, since
+    // Prometheus marks its series stale.
+    fresh: '(lease_exporter_watch_up{%(sel)s} == 1 and %(on)s lease_exporter_cache_synced{%(sel)s} == 1)'
+           % { sel: c.exporterSelector, on: on(['job', 'instance']) },
   },
 
   // A template query's selector head and its arguments, for descriptions that look up the

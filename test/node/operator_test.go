@@ -27,13 +27,15 @@ const kpsRelease = "kube-prometheus-stack"
 // both; Prometheus (run from the operator's configuration) discovers the Pods through the
 // Service's endpoints and scrapes them on the node (up == 1); the elector's Deployment is
 // scaled to 0, and LeaseNoLeader (the shipped rule, `for: 2m`) reaches Alertmanager with the
-// labels its runbook names.
+// labels its runbook names. Then the exporter's own page, LeaseExporterNoFreshReplica:
+// silent through a rollout, loud through a drain of stale replicas (nofresh_test.go).
 func testKubePrometheusStack(t *testing.T, c *cluster, img image) {
 	// The build first: the test's own bound starts once it is done.
 	opDir := promoperator.BuildForTest(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
-	am, err := promstack.StartAlertmanager(ctx, t.TempDir(), promstack.AlertmanagerOptions{})
+	hook := startWebhook(t)
+	am, err := promstack.StartAlertmanager(ctx, t.TempDir(), promstack.AlertmanagerOptions{WebhookURL: hook.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +74,10 @@ func testKubePrometheusStack(t *testing.T, c *cluster, img image) {
 	if alert.Annotations["runbook_url"] == "" || alert.Annotations["summary"] == "" {
 		t.Errorf("LeaseNoLeader lacks its runbook_url or summary: %v", alert.Annotations)
 	}
+	scaleElector(t, c, 2)
+
+	t.Run("RolloutSendsNoExporterAlert", func(t *testing.T) { testRolloutSendsNoExporterAlert(t, c, stack, hook) })
+	t.Run("DrainWhileStalePages", func(t *testing.T) { testDrainWhileStalePages(t, c, stack, hook) })
 }
 
 func scaleElector(t *testing.T, c *cluster, replicas int32) {
