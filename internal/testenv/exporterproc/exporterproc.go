@@ -5,6 +5,7 @@ package exporterproc
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -73,7 +74,7 @@ type Exporter struct {
 }
 
 // Start runs bin with args plus --web.listen-address on a free loopback port (unless args
-// set one), and waits until /healthz answers. The process is killed if the caller dies.
+// set one), and waits until /healthz answers and the start-up checks are over. The process is killed if the caller dies.
 func Start(ctx context.Context, bin string, args ...string) (*Exporter, error) {
 	return StartWithEnv(ctx, bin, nil, args...)
 }
@@ -109,7 +110,39 @@ func StartWithEnv(ctx context.Context, bin string, env []string, args ...string)
 		e.Kill()
 		return nil, fmt.Errorf("%w\nexporter log:\n%s", err, e.Logs())
 	}
+	if err := e.waitStarted(ctx, time.Minute); err != nil {
+		e.Kill()
+		return nil, fmt.Errorf("%w\nexporter log:\n%s", err, e.Logs())
+	}
 	return e, nil
+}
+
+// waitStarted waits until the start-up checks are over. /healthz answers as soon as the
+// process runs; until the checks pass, every route that reads the cache answers 503 with a
+// body that starts "starting:", and a test that scrapes right after Start would read that.
+// Any other answer (the metrics, a 401 behind basic auth) means the checks are over.
+func (e *Exporter) waitStarted(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		select {
+		case <-e.done:
+			return fmt.Errorf("lease-exporter exited (%v) during its start-up checks", e.err)
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		resp, err := httpClient.Get(e.URL() + "/metrics")
+		if err != nil {
+			return fmt.Errorf("/metrics after /healthz answered: %w", err)
+		}
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || !strings.HasPrefix(string(body), "starting:") {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("the start-up checks were not over within %s", timeout)
 }
 
 // URL returns the base URL, e.g. http://127.0.0.1:12345.
