@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -123,30 +122,13 @@ func TestEventsRebuildIgnoresForgedAndOversizedEvents(t *testing.T) {
 // the message, as the exporter's and regarding ref, each with message note.
 func createCoreEvents(t *testing.T, ns string, ref corev1.ObjectReference, n int, note string) {
 	t.Helper()
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	work := make(chan int)
-	for range 4 {
-		wg.Go(func() {
-			for i := range work {
-				ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{GenerateName: "big."}, InvolvedObject: ref,
-					Reason: "LeaderChanged", Message: note, Type: corev1.EventTypeNormal, Source: corev1.EventSource{Component: "lease-exporter"},
-					ReportingController: "lease-exporter", ReportingInstance: strconv.Itoa(i), FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1}
-				if _, err := env.Client.CoreV1().Events(ns).Create(context.Background(), ev, metav1.CreateOptions{}); err != nil {
-					errs <- err
-				}
-			}
-		})
-	}
-	for i := range n {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatalf("create a 1 MiB core/v1 Event: %v", err)
-	}
+	inParallel(t, n, 4, "create a 1 MiB core/v1 Event", func(i int) error {
+		ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{GenerateName: "big."}, InvolvedObject: ref,
+			Reason: "LeaderChanged", Message: note, Type: corev1.EventTypeNormal, Source: corev1.EventSource{Component: "lease-exporter"},
+			ReportingController: "lease-exporter", ReportingInstance: strconv.Itoa(i), FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1}
+		_, err := env.Client.CoreV1().Events(ns).Create(context.Background(), ev, metav1.CreateOptions{})
+		return err
+	})
 }
 
 // peakRSS is the process's peak resident set (VmHWM), in bytes.

@@ -448,17 +448,27 @@ func TestEventsNodeHeartbeatStormIsBounded(t *testing.T) {
 // that nobody renews after, in parallel.
 func createHeartbeats(t *testing.T, ns string, n int, seconds int32) {
 	t.Helper()
+	inParallel(t, n, 16, "create heartbeat", func(i int) error {
+		holder := fmt.Sprintf("storm-node-%05d", i)
+		now := metav1.NewMicroTime(time.Now())
+		l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: holder, Labels: map[string]string{"lease-exporter.test/storm": "true"}},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds, RenewTime: &now, AcquireTime: &now}}
+		_, err := env.Client.CoordinationV1().Leases(ns).Create(context.Background(), l, metav1.CreateOptions{})
+		return err
+	})
+}
+
+// inParallel runs do(0..n-1) on workers goroutines and fails t with what (and the error) if
+// any call failed: creating many objects one request at a time would take minutes.
+func inParallel(t *testing.T, n, workers int, what string, do func(i int) error) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	work := make(chan int)
-	for range 16 {
+	for range workers {
 		wg.Go(func() {
 			for i := range work {
-				holder := fmt.Sprintf("storm-node-%05d", i)
-				now := metav1.NewMicroTime(time.Now())
-				l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: holder, Labels: map[string]string{"lease-exporter.test/storm": "true"}},
-					Spec: coordinationv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &seconds, RenewTime: &now, AcquireTime: &now}}
-				if _, err := env.Client.CoordinationV1().Leases(ns).Create(context.Background(), l, metav1.CreateOptions{}); err != nil {
+				if err := do(i); err != nil {
 					errs <- err
 				}
 			}
@@ -471,7 +481,7 @@ func createHeartbeats(t *testing.T, ns string, n int, seconds int32) {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		t.Fatalf("create heartbeat: %v", err)
+		t.Fatalf("%s: %v", what, err)
 	}
 }
 
