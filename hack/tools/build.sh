@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Builds the command-line tools the deploy tests need (today: helm) from the Go
-# module proxy, at the versions pinned in this directory's go.mod, into a cache
-# directory outside the repo, so a fresh CI clone on the same machine reuses it:
-# a cold build takes a few minutes, a warm one is a no-op.
+# Builds the command-line tools the deploy tests need (helm, and actionlint for the
+# GitHub Actions workflows) from the Go module proxy, at the versions pinned in this
+# directory's go.mod, into a cache directory outside the repo, so a fresh CI clone on
+# the same machine reuses it: a cold build takes a few minutes, a warm one is a no-op.
 #
 # Usage: HELM="$(hack/tools/build.sh | tail -1)/helm"
 #    or: export PATH="$(hack/tools/build.sh | tail -1):$PATH"
 # Everything except the final bin dir goes to stderr.
 #
-# The tools are the `tool` lines of go.mod. To bump helm:
-#   cd hack/tools && go get -tool helm.sh/helm/v3/cmd/helm@vX.Y.Z && go mod tidy
+# The tools are the `tool` lines of go.mod. To bump helm (or actionlint, whose command is
+# github.com/rhysd/actionlint/cmd/actionlint):
+#   cd hack/tools && GOWORK=off go get -tool helm.sh/helm/v3/cmd/helm@vX.Y.Z && GOWORK=off go mod tidy
 # (the next run rebuilds, since the version is part of the stamp).
 #
 # Environment:
@@ -78,5 +79,9 @@ for p in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
 	helm_ldflags+=" -X $p.k8sVersionMajor=1 -X $p.k8sVersionMinor=$k8s_minor"
 done
 build helm helm.sh/helm/v3 helm.sh/helm/v3/cmd/helm "$helm_ldflags"
+
+# actionlint: stamp the version as its release binaries do (its .goreleaser.yaml: X.Y.Z, no
+# "v"), so `actionlint -version` names it instead of "unknown".
+build actionlint github.com/rhysd/actionlint github.com/rhysd/actionlint/cmd/actionlint "-X github.com/rhysd/actionlint.version=$(modversion github.com/rhysd/actionlint | sed 's/^v//')"
 
 echo "$bin"
