@@ -6,7 +6,7 @@
 # Usage: hack/deps.sh [demo|test|release]
 #   demo     only what `make demo` needs: the Debian packages it runs and Kubernetes 1.36.
 #   test     (default) what `make test` needs: demo's, plus helm, the Python electors, faketime,
-#            Chromium and Node.js (dashcheck).
+#            Chromium, Node.js (dashcheck), and actionlint with shellcheck (the GitHub workflows).
 #   release  what `make test-release` needs too: the image build (buildah, runc, debootstrap)
 #            and the one-node cluster (containerd, iptables, nftables, conntrack, the CNI
 #            plugins). The release suites' own builds (the Prometheus Operator with its
@@ -23,10 +23,10 @@ demo | test | release) ;;
 	;;
 esac
 
-# helm (pinned in hack/tools/go.mod, for the deploy tests) and the control plane build while
-# the Debian packages install: one downloads from Debian, the others from the Go module proxy,
-# and each compiles while the other waits on the network. Each build is locked and cached, so
-# concurrent callers (`make demo` beside `make test`) build once.
+# helm and actionlint (pinned in hack/tools/go.mod, for the deploy tests) and the control plane
+# build while the Debian packages install: one downloads from Debian, the others from the Go
+# module proxy, and each compiles while the other waits on the network. Each build is locked and
+# cached, so concurrent callers (`make demo` beside `make test`) build once.
 out="$(mktemp)"
 # (rm first: under set -e a failing command in the trap ends it, and kill fails with no jobs.)
 trap 'rm -f "$out"; kill $(jobs -p) 2>/dev/null || true' EXIT
@@ -72,6 +72,9 @@ if [[ "$mode" != demo ]]; then
 	# (its package.json's engines): the nodejs the machine's apt sources offer.
 	node_major="$(node --version 2>/dev/null | sed -n 's/^v\([0-9]*\)\..*/\1/p')"
 	((${node_major:-0} >= 20)) || need+=(nodejs)
+	# actionlint (test/deploy's TestWorkflowsPassActionlint) runs shellcheck on the workflows'
+	# run: scripts.
+	apt_need shellcheck shellcheck
 fi
 if [[ "$mode" == release ]]; then
 	# The image (test/image): buildah builds the Dockerfile, runc runs its RUN steps,

@@ -1,6 +1,7 @@
 // Package deploy_test checks what ships to clusters: the Dockerfile and hack/build.sh, the
-// kustomize tree under deploy/kustomize and the Helm chart under deploy/helm. The static tests
-// need helm (hack/tools/build.sh) and kubectl (from KUBEBUILDER_ASSETS, filled by
+// kustomize tree under deploy/kustomize and the Helm chart under deploy/helm; and the GitHub
+// workflows that test and publish them (.github/workflows). The static tests need helm and
+// actionlint (hack/tools/build.sh), shellcheck and kubectl (from KUBEBUILDER_ASSETS, filled by
 // hack/kube-binaries/build.sh) and FAIL, never skip, without them; the apiserver tests also
 // start a real etcd + kube-apiserver from KUBEBUILDER_ASSETS.
 //

@@ -1,7 +1,7 @@
 // Package tools finds what the deploy, operator and node suites run as a user would: the
-// repository's own files, the kubectl of the control-plane bin dir and the helm that
-// hack/tools/build.sh builds. Each finder fails the test, never skips it, and says how to get
-// what is missing.
+// repository's own files, the kubectl of the control-plane bin dir and the helm and actionlint
+// that hack/tools/build.sh builds. Each finder fails the test, never skips it, and says how to
+// get what is missing.
 package tools
 
 import (
@@ -54,12 +54,24 @@ func Kubectl(t testing.TB) string {
 // Helm is $HELM, else the helm hack/tools/build.sh builds into the cache.
 func Helm(t testing.TB) string {
 	t.Helper()
-	p := os.Getenv("HELM")
+	return built(t, "helm", "HELM", "a helm v3 binary")
+}
+
+// Actionlint is $ACTIONLINT, else the actionlint hack/tools/build.sh builds into the cache.
+func Actionlint(t testing.TB) string {
+	t.Helper()
+	return built(t, "actionlint", "ACTIONLINT", "an actionlint binary")
+}
+
+// built is $env, else hack/tools/build.sh's NAME in the cache; it fails the test when missing.
+func built(t testing.TB, name, env, what string) string {
+	t.Helper()
+	p := os.Getenv(env)
 	if p == "" {
-		p = filepath.Join(CacheRoot(), "tools", "bin", "helm")
+		p = filepath.Join(CacheRoot(), "tools", "bin", name)
 	}
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("helm not found at %s (%v): build it with hack/tools/build.sh, which hack/deps.sh runs (or set HELM to a helm v3 binary)", p, err)
+		t.Fatalf("%s not found at %s (%v): build it with hack/tools/build.sh, which hack/deps.sh runs (or set %s to %s)", name, p, err, env, what)
 	}
 	return p
 }
