@@ -37,6 +37,8 @@ var otherToolsFlags = map[string]string{
 	"resources":                               "kube-state-metrics", "query.replica-label": "thanos query",
 	"plugin.path": "percli lint", "selftest": "hack/govulncheck.sh",
 	"reuse-values": "helm upgrade", "reset-then-reuse-values": "helm upgrade",
+	"certificate-identity": "cosign verify", "certificate-oidc-issuer": "cosign verify",
+	"bundle": "cosign verify-blob", "check": "sha256sum", "ignore-missing": "sha256sum",
 }
 
 // removedFlags are flags the exporter no longer has, each allowed in the one doc that records
