@@ -21,7 +21,7 @@ deps: ## Install test dependencies (Debian packages, control-plane binaries).
 
 # The release tier's suites. Their files carry the build tag `release`, so `go test ./...`
 # (and `make test`) leaves them out, and `make test-release` runs them by this list.
-RELEASE_PKGS := ./test/image/ ./test/node/ ./test/operator/ ./test/thanos/ ./test/krew/
+RELEASE_PKGS := ./test/image/ ./test/release/ ./test/node/ ./test/operator/ ./test/thanos/ ./test/krew/
 # Where `make soak` keeps its artifacts (go test -artifacts): the soak's soak.csv.
 ARTIFACTS ?= /tmp/lease-exporter-artifacts
 # The soak runs on its own target (`make soak`), not in the release tier: a chart default's
@@ -108,6 +108,9 @@ generate: ## Regenerate what derives from mixin/ and the lock kinds table (the r
 mixin: ## Render the mixin with your _config into OUT: make mixin OUT=dir CONFIG='{ exporterSelector: "job=\"x\"" }' (docs/alerts.md#tuning).
 	@test -n "$(OUT)" || { echo "make mixin: set OUT=<directory> (and CONFIG='{...}', a jsonnet object merged into _config)"; exit 2; }
 	cd hack/mixin && GOWORK=off $(GO) run . -root ../.. -config '$(or $(CONFIG),{})' -out "$(abspath $(OUT))"
+
+release: ## Build release VERSION=X.Y.Z into dist/ from a clean tree: archives for linux and darwin on amd64 and arm64, the multi-arch image, the chart, the Kustomize tree, the krew manifest, SBOMs, SHA256SUMS (signed with COSIGN_KEY if set); reproducible (docs/versioning.md).
+	VERSION="$(VERSION)" hack/release/release.sh
 
 krew: ## Build kubectl lease for linux and darwin on amd64 and arm64 into dist/krew and write its krew manifest plugins/lease.yaml, checked by krew's validator (VERSION=1.2.3 for a release).
 	hack/krew/package.sh

@@ -21,16 +21,14 @@ if [[ -z "${VERSION:-}" ]]; then
 fi
 export VERSION
 
-for platform in linux/amd64 linux/arm64 darwin/amd64 darwin/arm64; do
+# archive and PLATFORMS: the release's own (hack/release/lib.sh).
+source hack/release/lib.sh
+for platform in $PLATFORMS; do
 	os="${platform%/*}" arch="${platform#*/}"
 	stage="$(mktemp -d)"
 	GOOS="$os" GOARCH="$arch" hack/build.sh "$stage/kubectl-lease" kubectl-lease
 	# The license travels with the binary (krew-index requires it), and the README with it.
-	install -m 0644 LICENSE README.md "$stage/"
-	# A reproducible archive: fixed owner, mode and time; the binary executable, the rest not.
-	chmod 0755 "$stage/kubectl-lease"
-	tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 -C "$stage" -cf - LICENSE README.md kubectl-lease |
-		gzip -n >"$dist/kubectl-lease_${os}_${arch}.tar.gz"
+	archive "$stage" kubectl-lease "$dist/kubectl-lease_${os}_${arch}.tar.gz"
 	rm -rf "$stage"
 done
 
