@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Points the chart, the Kustomize base and the changelog at a new version, the commit before
-# `make release VERSION=X.Y.Z` and its tag (docs/versioning.md, "Cutting a release").
+# `make release VERSION=X.Y.Z` and its tag (docs/versioning.md, "How a release is cut").
 #
 # Usage: hack/release/bump.sh X.Y.Z
 # Sets Chart.yaml's version and appVersion, the Kustomize base's newTag (vX.Y.Z), and, when

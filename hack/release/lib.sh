@@ -68,8 +68,10 @@ retar_gz() {
 	local tmp
 	tmp="$(mktemp -d)"
 	tar -xzf "$1" -C "$tmp"
-	tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
-		--mode='u+rwX,go+rX,go-w' -C "$tmp" -cf - . | gzip -n >"$2"
+	# Entries named as helm names them (lease-exporter/...): helm reads no chart under ./.
+	(cd "$tmp" && LC_ALL=C find . -mindepth 1 -maxdepth 1 -printf '%P\0' | LC_ALL=C sort -z |
+		tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" \
+			--mode='u+rwX,go+rX,go-w' --null -T - -cf -) | gzip -n >"$2"
 	rm -rf "$tmp"
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds a release into dist/ from a clean tree: `make release VERSION=X.Y.Z`.
-# docs/versioning.md ("Cutting a release") says what each file is and how to check it.
+# docs/versioning.md ("How a release is cut") says what each file is and how to check it.
 #
 #   lease-exporter_<os>_<arch>.tar.gz   the exporter, with LICENSE and README.md
 #   kubectl-lease_<os>_<arch>.tar.gz    the kubectl plugin, the same way (the archives krew installs)
