@@ -40,6 +40,7 @@ func TestInstallOnARealNode(t *testing.T) {
 
 		t.Run("HelmChartWithDefaults", func(t *testing.T) { testHelmChart(t, c, img) })
 		t.Run("HelmChartWithEvents", func(t *testing.T) { testHelmChartWithEvents(t, c, img) })
+		t.Run("HelmChartFromARegistry", func(t *testing.T) { testHelmChartFromARegistry(t, c) })
 		for _, tree := range []string{"deploy/kustomize/base", "deploy/kustomize/overlays/annotation-locks", "deploy/kustomize/overlays/sharded"} {
 			t.Run("Kustomize/"+filepath.Base(tree), func(t *testing.T) { testKustomize(t, c, img, tree) })
 		}

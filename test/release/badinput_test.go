@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lease-exporter/lease-exporter/internal/testenv/release"
 )
 
 // TestMakeReleaseRefusesBadInput: without VERSION, with one that is not a semantic version, from
@@ -12,7 +14,7 @@ import (
 // release` says in one line what is wrong and how to fix it, exits non-zero, and leaves dist/
 // as it was (here: a previous release's file, untouched, and nothing else).
 func TestMakeReleaseRefusesBadInput(t *testing.T) {
-	dir := clone(t)
+	dir := release.Clone(t)
 	previous := filepath.Join(dir, "dist", "SHA256SUMS")
 	if err := os.MkdirAll(filepath.Dir(previous), 0o755); err != nil {
 		t.Fatal(err)
@@ -46,7 +48,7 @@ func TestMakeReleaseRefusesBadInput(t *testing.T) {
 				}
 				t.Cleanup(func() { _ = os.WriteFile(readme, orig, 0o644) })
 			}
-			code, stdout, stderr := makeRelease(t, dir, tc.version)
+			code, stdout, stderr := release.Make(t, dir, tc.version)
 			if code == 0 {
 				t.Fatalf("make release VERSION=%q succeeded; stderr:\n%s", tc.version, stderr)
 			}

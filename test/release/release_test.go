@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lease-exporter/lease-exporter/internal/testenv/release"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
 )
 
@@ -36,15 +36,15 @@ const version = "0.1.0" // the version HEAD's chart, Kustomize base and changelo
 //     digest and holds linux/amd64 and linux/arm64, its cosign signature verifies (and an
 //     unsigned or re-signed image fails), and the chart installs from oci:// as helm pulls it.
 func TestReleaseIsReproducibleSignedAndInstallableFromARegistry(t *testing.T) {
-	relTools := releaseTools(t)
-	dir := clone(t)
+	relTools := release.Tools(t)
+	dir := release.Clone(t)
 	keys := t.TempDir()
 	pass := []string{"COSIGN_PASSWORD=release-test"}
-	run(t, keys, pass, filepath.Join(relTools, "cosign"), "generate-key-pair")
+	release.Run(t, keys, pass, filepath.Join(relTools, "cosign"), "generate-key-pair")
 	env := append([]string{"COSIGN_KEY=" + filepath.Join(keys, "cosign.key")}, pass...)
 
 	start := time.Now()
-	if code, _, stderr := makeRelease(t, dir, version, env...); code != 0 {
+	if code, _, stderr := release.Make(t, dir, version, env...); code != 0 {
 		t.Fatalf("make release VERSION=%s: exit %d\n%s", version, code, stderr)
 	}
 	t.Logf("first make release: %s", time.Since(start).Round(time.Second))
@@ -53,7 +53,7 @@ func TestReleaseIsReproducibleSignedAndInstallableFromARegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	start = time.Now()
-	if code, _, stderr := makeRelease(t, dir, version, env...); code != 0 {
+	if code, _, stderr := release.Make(t, dir, version, env...); code != 0 {
 		t.Fatalf("second make release VERSION=%s: exit %d\n%s", version, code, stderr)
 	}
 	t.Logf("second make release: %s", time.Since(start).Round(time.Second))
@@ -107,15 +107,15 @@ func TestReleaseIsReproducibleSignedAndInstallableFromARegistry(t *testing.T) {
 	t.Run("BinaryReportsTheVersion", func(t *testing.T) {
 		d := t.TempDir()
 		platform := runtime.GOOS + "_" + runtime.GOARCH
-		run(t, "", nil, "tar", "-xzf", filepath.Join(dist, "lease-exporter_"+platform+".tar.gz"), "-C", d)
-		out := run(t, "", nil, filepath.Join(d, "lease-exporter"), "--version")
+		release.Run(t, "", nil, "tar", "-xzf", filepath.Join(dist, "lease-exporter_"+platform+".tar.gz"), "-C", d)
+		out := release.Run(t, "", nil, filepath.Join(d, "lease-exporter"), "--version")
 		if !strings.Contains(out, "version "+version+" ") || !strings.Contains(out, "branch: v"+version) {
 			t.Errorf("lease-exporter --version = %q, want version %s from branch v%s", out, version, version)
 		}
 	})
 
 	t.Run("ChecksumsVerifyAndCatchATamperedArchive", func(t *testing.T) {
-		run(t, dist, nil, "sha256sum", "--check", "--strict", "--quiet", "SHA256SUMS")
+		release.Run(t, dist, nil, "sha256sum", "--check", "--strict", "--quiet", "SHA256SUMS")
 		sums, _ := os.ReadFile(filepath.Join(dist, "SHA256SUMS"))
 		for _, f := range listFiles(t, dist) {
 			if f != "SHA256SUMS" && f != "SHA256SUMS.sig" && !strings.Contains(string(sums), "  "+f+"\n") {
@@ -123,7 +123,7 @@ func TestReleaseIsReproducibleSignedAndInstallableFromARegistry(t *testing.T) {
 			}
 		}
 		tampered := t.TempDir()
-		run(t, "", nil, "cp", "-a", dist+"/.", tampered)
+		release.Run(t, "", nil, "cp", "-a", dist+"/.", tampered)
 		f, err := os.OpenFile(filepath.Join(tampered, "lease-exporter_linux_amd64.tar.gz"), os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -140,7 +140,7 @@ func TestReleaseIsReproducibleSignedAndInstallableFromARegistry(t *testing.T) {
 
 	cosign := filepath.Join(relTools, "cosign")
 	otherKeys := t.TempDir()
-	run(t, otherKeys, pass, cosign, "generate-key-pair")
+	release.Run(t, otherKeys, pass, cosign, "generate-key-pair")
 
 	t.Run("ChecksumsSignatureVerifiesWithTheReleaseKeyOnly", func(t *testing.T) {
 		verify := func(pub string) error {
@@ -164,7 +164,7 @@ func TestReleaseIsReproducibleSignedAndInstallableFromARegistry(t *testing.T) {
 		d := t.TempDir()
 		for _, p := range []string{"linux_amd64", "darwin_arm64"} {
 			for _, bin := range []string{"lease-exporter", "kubectl-lease"} {
-				run(t, "", nil, "tar", "-xzf", filepath.Join(dist, bin+"_"+p+".tar.gz"), "-C", d, bin)
+				release.Run(t, "", nil, "tar", "-xzf", filepath.Join(dist, bin+"_"+p+".tar.gz"), "-C", d, bin)
 				want := goModules(t, filepath.Join(d, bin))
 				got := sbomModules(t, filepath.Join(dist, bin+"_"+p+".cdx.json"))
 				for m, v := range want {
@@ -182,19 +182,19 @@ func TestReleaseIsReproducibleSignedAndInstallableFromARegistry(t *testing.T) {
 	t.Run("ChartAndKustomizePinTheRelease", func(t *testing.T) {
 		helm := tools.Helm(t)
 		chart := filepath.Join(dist, "lease-exporter-"+version+".tgz")
-		show := run(t, "", tools.HelmEnv(t), helm, "show", "chart", chart)
+		show := release.Run(t, "", tools.HelmEnv(t), helm, "show", "chart", chart)
 		for _, w := range []string{"version: " + version + "\n", "appVersion: " + version + "\n"} {
 			if !strings.Contains(show, w) {
 				t.Errorf("helm show chart: no %q in\n%s", w, show)
 			}
 		}
-		manifests := run(t, "", tools.HelmEnv(t), helm, "template", "le", chart)
+		manifests := release.Run(t, "", tools.HelmEnv(t), helm, "template", "le", chart)
 		if !strings.Contains(manifests, "image: ghcr.io/lease-exporter/lease-exporter:v"+version+"\n") &&
 			!strings.Contains(manifests, "image: \"ghcr.io/lease-exporter/lease-exporter:v"+version+"\"") {
 			t.Errorf("the chart's default image is not ghcr.io/lease-exporter/lease-exporter:v%s", version)
 		}
 		d := t.TempDir()
-		run(t, "", nil, "tar", "-xzf", filepath.Join(dist, "lease-exporter_kustomize.tar.gz"), "-C", d)
+		release.Run(t, "", nil, "tar", "-xzf", filepath.Join(dist, "lease-exporter_kustomize.tar.gz"), "-C", d)
 		k, err := os.ReadFile(filepath.Join(d, "kustomize", "base", "workload", "kustomization.yaml"))
 		if err != nil {
 			t.Fatal(err)
@@ -205,23 +205,15 @@ func TestReleaseIsReproducibleSignedAndInstallableFromARegistry(t *testing.T) {
 	})
 
 	t.Run("RegistryKeepsTheSignedIndexAndServesTheChart", func(t *testing.T) {
-		reg := startRegistry(t, filepath.Join(relTools, "registry"))
-		layout := t.TempDir()
-		run(t, "", nil, "tar", "-xf", filepath.Join(dist, "lease-exporter_image.oci.tar"), "-C", layout)
-		digest, _ := os.ReadFile(filepath.Join(dist, "lease-exporter_image.digest"))
-		want := strings.TrimSpace(string(digest))
+		reg := release.StartRegistry(t)
+		repo, want := release.Push(t, dist, reg, version)
 		crane := filepath.Join(relTools, "crane")
-		repo := reg + "/lease-exporter/lease-exporter"
-		pushed := strings.TrimSpace(run(t, "", nil, crane, "push", "--insecure", layout, repo+":v"+version))
-		if pushed != repo+"@"+want {
-			t.Fatalf("crane push printed %q, want %s@%s (the digest make release recorded)", pushed, repo, want)
-		}
 		var index struct {
 			Manifests []struct {
 				Platform struct{ OS, Architecture string }
 			}
 		}
-		raw := run(t, "", nil, crane, "manifest", "--insecure", repo+":v"+version)
+		raw := release.Run(t, "", nil, crane, "manifest", "--insecure", repo+":v"+version)
 		if err := json.Unmarshal([]byte(raw), &index); err != nil {
 			t.Fatal(err)
 		}
@@ -245,7 +237,7 @@ func TestReleaseIsReproducibleSignedAndInstallableFromARegistry(t *testing.T) {
 		if err := verify(filepath.Join(keys, "cosign.pub"), ref); err == nil {
 			t.Fatal("cosign verify accepted the image before it was signed")
 		}
-		run(t, "", pass, cosign, "sign", "--yes", "--key", filepath.Join(keys, "cosign.key"),
+		release.Run(t, "", pass, cosign, "sign", "--yes", "--key", filepath.Join(keys, "cosign.key"),
 			"--tlog-upload=false", "--allow-http-registry", ref)
 		if err := verify(filepath.Join(keys, "cosign.pub"), ref); err != nil {
 			t.Errorf("cosign verify of the signed image with the release key: %v", err)
@@ -255,7 +247,7 @@ func TestReleaseIsReproducibleSignedAndInstallableFromARegistry(t *testing.T) {
 		}
 		// Re-signed by someone else: the release key still verifies only its own signature,
 		// and the other key's signature does not pass for the release key's.
-		run(t, "", pass, cosign, "sign", "--yes", "--key", filepath.Join(otherKeys, "cosign.key"),
+		release.Run(t, "", pass, cosign, "sign", "--yes", "--key", filepath.Join(otherKeys, "cosign.key"),
 			"--tlog-upload=false", "--allow-http-registry", ref)
 		if err := verify(filepath.Join(otherKeys, "cosign.pub"), ref); err != nil {
 			t.Errorf("cosign verify with the other key after it signed: %v", err)
@@ -263,76 +255,16 @@ func TestReleaseIsReproducibleSignedAndInstallableFromARegistry(t *testing.T) {
 
 		helm := tools.Helm(t)
 		henv := tools.HelmEnv(t)
-		chart := filepath.Join(dist, "lease-exporter-"+version+".tgz")
-		run(t, "", henv, helm, "push", "--plain-http", chart, "oci://"+reg+"/charts")
-		show := run(t, "", henv, helm, "show", "chart", "--plain-http", "oci://"+reg+"/charts/lease-exporter", "--version", version)
+		show := release.Run(t, "", henv, helm, "show", "chart", "--plain-http", "oci://"+reg+"/charts/lease-exporter", "--version", version)
 		if !strings.Contains(show, "appVersion: "+version+"\n") {
 			t.Errorf("the chart pulled from the registry: no appVersion %s in\n%s", version, show)
 		}
-		manifests := run(t, "", henv, helm, "template", "le", "--plain-http", "oci://"+reg+"/charts/lease-exporter",
+		manifests := release.Run(t, "", henv, helm, "template", "le", "--plain-http", "oci://"+reg+"/charts/lease-exporter",
 			"--version", version, "--set", "image.repository="+repo)
 		if !strings.Contains(manifests, repo+":v"+version) {
 			t.Errorf("the chart from the registry, with only image.repository set, does not deploy %s:v%s", repo, version)
 		}
 	})
-}
-
-// releaseTools is the bin dir hack/tools/build.sh release fills (cosign, registry, crane,
-// cyclonedx-gomod); make release built them, so this only finds them.
-func releaseTools(t *testing.T) string {
-	t.Helper()
-	out := run(t, tools.RepoRoot(t), nil, "hack/tools/build.sh", "release")
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	return lines[len(lines)-1]
-}
-
-// startRegistry runs the CNCF distribution registry on a free loopback port, storing in a
-// temp dir, until the test ends; it returns host:port.
-func startRegistry(t *testing.T, bin string) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	dir := t.TempDir()
-	config := filepath.Join(dir, "config.yml")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf(`version: 0.1
-log:
-  level: warn
-storage:
-  filesystem:
-    rootdirectory: %s
-http:
-  addr: %s
-`, filepath.Join(dir, "data"), addr)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var logs bytes.Buffer
-	cmd := exec.Command(bin, "serve", config)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("registry log:\n%s", logs.String())
-		}
-	})
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return addr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the registry did not listen on %s within 30s: %s", addr, logs.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // listFiles is every regular file under dir, relative, sorted.
@@ -385,7 +317,7 @@ func tarEntries(t *testing.T, path string) []string {
 func goModules(t *testing.T, bin string) map[string]string {
 	t.Helper()
 	mods := map[string]string{}
-	for _, l := range strings.Split(run(t, "", nil, "go", "version", "-m", bin), "\n") {
+	for _, l := range strings.Split(release.Run(t, "", nil, "go", "version", "-m", bin), "\n") {
 		f := strings.Fields(l)
 		if len(f) >= 3 && (f[0] == "dep" || f[0] == "=>") {
 			mods[f[1]] = f[2]

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +39,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
   sandbox_image = %[5]q
   restrict_oom_score_adj = true
   netns_mounts_under_state_dir = true
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = %[8]q
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = %[6]q
@@ -50,7 +53,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
         SystemdCgroup = false
         Root = %[7]q
 `, workPath("containerd", "root"), workPath("containerd", "state"), containerdSocket(),
-		workPath("containerd", "opt"), PauseImage, workPath("cni", "net.d"), workPath("containerd", "runc"))
+		workPath("containerd", "opt"), PauseImage, workPath("cni", "net.d"), workPath("containerd", "runc"),
+		registryHosts())
 }
 
 // cniConfig is the bridge network. No isGateway (it would turn on ip_forward) and no ipMasq
@@ -96,6 +100,26 @@ func startContainerd(ctx context.Context) (*controlplane.Process, error) {
 	}
 	return p, waitFor(ctx, p, 60*time.Second, func() error {
 		return exec.CommandContext(ctx, "ctr", "--address", containerdSocket(), "version").Run()
+	})
+}
+
+// registryHosts is containerd's per-registry hosts.toml directory (config_path): empty, every
+// registry is reached as containerd reaches it by default; TrustLoopbackRegistry adds one.
+func registryHosts() string { return workPath("containerd", "certs.d") }
+
+// TrustLoopbackRegistry lets the node's containerd pull from the plain-HTTP registry at
+// hostport (127.0.0.1:port, a test's own), as a user's hosts.toml would for a registry of
+// theirs; containerd reads it at each pull, so no restart is needed.
+func TrustLoopbackRegistry(hostport string) error {
+	if host, _, err := net.SplitHostPort(hostport); err != nil || !net.ParseIP(host).IsLoopback() {
+		return fmt.Errorf("TrustLoopbackRegistry(%q): give a loopback host:port; test traffic stays on loopback", hostport)
+	}
+	return writeFiles(map[string]string{
+		filepath.Join(registryHosts(), hostport, "hosts.toml"): fmt.Sprintf(`server = "http://%[1]s"
+
+[host."http://%[1]s"]
+  capabilities = ["pull", "resolve"]
+`, hostport),
 	})
 }
 

@@ -1,0 +1,162 @@
+// Package release builds a release as a release manager does, `make release` in a fresh clone,
+// and serves one from a real OCI registry (the CNCF distribution registry) on loopback, for the
+// release suite (test/release) and the node suite's install from a registry.
+package release
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
+)
+
+// Clone is a fresh clone of the repository's HEAD, as `make release` wants it: clean, with
+// nothing from the working tree the tests run in.
+func Clone(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "lease-exporter")
+	Run(t, "", nil, "git", "clone", "--quiet", "--no-hardlinks", tools.RepoRoot(t), dir)
+	return dir
+}
+
+// Make runs `make release` in dir with VERSION=version (unset when empty) and env added; it
+// returns make's exit code, stdout and stderr.
+func Make(t testing.TB, dir, version string, env ...string) (int, string, string) {
+	t.Helper()
+	args := []string{"-s", "--no-print-directory", "release"}
+	if version != "" {
+		args = append(args, "VERSION="+version)
+	}
+	cmd := exec.Command("make", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.ExitCode(), stdout.String(), stderr.String()
+	case err != nil:
+		t.Fatalf("make release: %v", err)
+	}
+	return 0, stdout.String(), stderr.String()
+}
+
+// Build is dist/ of `make release VERSION=version` in a fresh clone of HEAD; it fails the test
+// with make's output when the release fails.
+func Build(t testing.TB, version string, env ...string) string {
+	t.Helper()
+	dir := Clone(t)
+	start := time.Now()
+	if code, _, stderr := Make(t, dir, version, env...); code != 0 {
+		t.Fatalf("make release VERSION=%s: exit %d\n%s", version, code, stderr)
+	}
+	t.Logf("make release VERSION=%s: %s", version, time.Since(start).Round(time.Second))
+	return filepath.Join(dir, "dist")
+}
+
+// Tools is the bin dir `hack/tools/build.sh release` fills: cosign, registry, crane and
+// cyclonedx-gomod (a no-op once make release has built them).
+func Tools(t testing.TB) string {
+	t.Helper()
+	out := strings.TrimSpace(Run(t, tools.RepoRoot(t), nil, "hack/tools/build.sh", "release"))
+	return out[strings.LastIndex(out, "\n")+1:]
+}
+
+// StartRegistry runs the distribution registry on a free loopback port, storing under a temp
+// dir, until the test ends, and returns its host:port. It serves plain HTTP: clients are told
+// so (crane --insecure, helm --plain-http, cosign --allow-http-registry, a containerd hosts.toml).
+func StartRegistry(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config.yml")
+	if err := os.WriteFile(config, []byte(fmt.Sprintf(`version: 0.1
+log:
+  level: warn
+storage:
+  filesystem:
+    rootdirectory: %s
+http:
+  addr: %s
+  secret: lease-exporter-test
+`, filepath.Join(dir, "data"), addr)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncbuffer.Buffer
+	cmd := exec.Command(filepath.Join(Tools(t), "registry"), "serve", config)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("registry log:\n%s", logs.String())
+		}
+	})
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return addr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the registry did not listen on %s within 30s:\n%s", addr, logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Push puts dist's image index (tag vVERSION) in the registry at reg under
+// lease-exporter/lease-exporter and its chart under charts/, as the release workflow does on
+// ghcr.io; it returns the image repository and the index's digest, which it checks the
+// registry kept.
+func Push(t testing.TB, dist, reg, version string) (repo, digest string) {
+	t.Helper()
+	layout := t.TempDir()
+	Run(t, "", nil, "tar", "-xf", filepath.Join(dist, "lease-exporter_image.oci.tar"), "-C", layout)
+	raw, err := os.ReadFile(filepath.Join(dist, "lease-exporter_image.digest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest = strings.TrimSpace(string(raw))
+	repo = reg + "/lease-exporter/lease-exporter"
+	pushed := strings.TrimSpace(Run(t, "", nil, filepath.Join(Tools(t), "crane"), "push", "--insecure", layout, repo+":v"+version))
+	if pushed != repo+"@"+digest {
+		t.Fatalf("crane push printed %q, want %s@%s (the digest make release recorded)", pushed, repo, digest)
+	}
+	Run(t, "", tools.HelmEnv(t), tools.Helm(t), "push", "--plain-http",
+		filepath.Join(dist, "lease-exporter-"+version+".tgz"), "oci://"+reg+"/charts")
+	return repo, digest
+}
+
+// Run runs name args in dir (with env added) and returns its stdout; it fails the test, with
+// the command's output, when the command fails.
+func Run(t testing.TB, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\nstdout: %s\nstderr: %s", name, strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	return stdout.String()
+}
