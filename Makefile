@@ -40,14 +40,14 @@ test: lint ## The fast tier, CI's: unit, integration, e2e with real Prometheus a
 		KUBEBUILDER_ASSETS="$$assets" $(GO) run ./hack/bench -smoke; } || rc=1; \
 	wait $$bg || rc=1; echo "--- fuzz and vuln-selftest (run beside the suites):"; cat "$$log"; rm -f "$$log"; exit $$rc
 
-test-release: ## The release tier: the image, the chart on a real node (with 100k Leases and faults in the Pod), the Prometheus Operator, Thanos, the krew manifest, every shipped dashboard drawn in Perses in Chromium, and the integration suite on Kubernetes 1.35 and 1.34. Must pass before a change to the Dockerfile, deploy/, mixin/, the node harness, the Kubernetes versions or chart defaults is done.
+test-release: ## The release tier: the image, make release (twice, identical; through a real registry), the chart on a real node (with 100k Leases and faults in the Pod), the Prometheus Operator, Thanos, the krew manifest, every shipped dashboard drawn in Perses in Chromium, and the integration suite on Kubernetes 1.35 and 1.34. Must pass before a change to the Dockerfile, deploy/, mixin/, the node harness, the Kubernetes versions or chart defaults is done.
 	@# The operator with its Prometheus, Thanos, Perses and the matrix's minors build one
 	@# after another in the background at the lowest CPU priority, in the order the suites
 	@# need them; a suite that needs one waits for it (each build script is locked and cached).
 	@# Then the dashboards are drawn in Perses (test/e2e's release-tagged render, over e2e's
 	@# staged elections). The matrix suites run last, one at a time, once their builds are done.
 	assets="$$(hack/deps.sh release | tail -1)" && \
-	{ for b in hack/prometheus-operator/build.sh hack/thanos/build.sh hack/perses/build.sh $(patsubst %,"hack/kube-binaries/build.sh %",$(KUBE_MATRIX)); do \
+	{ for b in "hack/tools/build.sh release" hack/prometheus-operator/build.sh hack/thanos/build.sh hack/perses/build.sh $(patsubst %,"hack/kube-binaries/build.sh %",$(KUBE_MATRIX)); do \
 		nice -n 19 $$b 2>&1 >/dev/null | grep --line-buffered -E ': (building|built) '; done & } && \
 	mkdir -p $(ARTIFACTS) && \
 	KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -count=1 -tags release -timeout 80m -skip '^$(SOAK_TEST)$$' $(RELEASE_PKGS) && \
