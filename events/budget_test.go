@@ -2,8 +2,6 @@ package events
 
 import (
 	"fmt"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,46 +21,6 @@ func waitDropped(t *testing.T, w *Writer, cause string, n float64) {
 		if time.Now().After(end) {
 			t.Fatalf("lease_exporter_events_dropped_total{cause=%q} %v, want %v", cause, testutil.ToFloat64(w.dropped.WithLabelValues(cause)), n)
 		}
-	}
-}
-
-// A ResourceQuota that refuses Events in one namespace pauses writing there only: the
-// namespace is asked once, its later Events are counted as quota drops, one line says what
-// to raise, and a lock in another namespace still gets its Events.
-func TestQuotaPausesOnlyItsNamespace(t *testing.T) {
-	w, client, _, logs := startWriter(t, Options{})
-	var creates atomic.Int32
-	client.PrependReactor("create", "events", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if a.GetNamespace() != "full" {
-			return false, nil, nil
-		}
-		creates.Add(1)
-		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "events.k8s.io", Resource: "events"}, "l.1",
-			fmt.Errorf("exceeded quota: events, requested: count/events.events.k8s.io=1, used: count/events.events.k8s.io=0, limited: count/events.events.k8s.io=0"))
-	})
-	full := newFeed(t, "full", "l", w)
-	full.see("a", 0, true)
-	full.see("b", 20*time.Second, true)
-	waitDropped(t, w, droppedQuota, 1)
-	for i := 3; i < 10; i++ {
-		full.see(string(rune('a'+i)), time.Duration(i)*20*time.Second, true)
-	}
-	free := newFeed(t, "free", "l", w)
-	free.uid = "0b7d2a8e-4c1f-4d2a-9e3b-000000000002"
-	free.see("a", 0, true)
-	free.see("b", 20*time.Second, true)
-	waitEvents(t, client, "free", 1)
-	if n := creates.Load(); n != 1 {
-		t.Errorf("%d create requests in the refusing namespace, want 1: it pauses after a refusal", n)
-	}
-	if got := testutil.ToFloat64(w.dropped.WithLabelValues(droppedQuota)); got != 8 {
-		t.Errorf("lease_exporter_events_dropped_total{cause=quota} %v, want 8 (1 refused, 7 paused)", got)
-	}
-	if got := testutil.ToFloat64(w.dropped.WithLabelValues(droppedForbidden)); got != 0 {
-		t.Errorf("lease_exporter_events_dropped_total{cause=forbidden} %v, want 0: a quota is no missing permission", got)
-	}
-	if n := strings.Count(logs.String(), "ResourceQuota refused"); n != 1 || !strings.Contains(logs.String(), "namespace=full") {
-		t.Errorf("log:\n%s\nwant one line naming the namespace and the quota", logs.String())
 	}
 }
 
@@ -137,7 +95,7 @@ func TestBudgetRefillsAndForgetsIdleLocks(t *testing.T) {
 	for i := range 10000 {
 		b.take(&corev1.ObjectReference{Kind: "Lease", Namespace: "ns", Name: fmt.Sprint(i)}, now)
 	}
-	b.pause("quota", now.Add(forbiddenPause), droppedQuota)
+	b.pause("denied", now.Add(forbiddenPause), droppedForbidden)
 	b.forget(now.Add(LockRefill))
 	if locks, nss := b.size(); locks != 1 || nss != 0 {
 		t.Errorf("a minute on: %d locks and %d paused namespaces remembered, want the flapping lock only", locks, nss)

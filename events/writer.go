@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,11 +38,12 @@ const (
 )
 
 // forbiddenPause is how long the writer stops asking in a namespace after the API server
-// refused it an Event there (403: RBAC, or a ResourceQuota exhausted): neither changes by
+// refused it an Event there (403: RBAC, or an admission webhook or policy): neither changes by
 // itself within seconds, and retrying every Event would be a request per change for nothing.
 // Every 403 pauses only its namespace: an Event is created in its lock's namespace, and RBAC
-// (a RoleBinding), quotas and admission policies are all granted or set per namespace, so
-// one namespace's refusal says nothing about the others'.
+// (a RoleBinding) and admission policies are granted or set per namespace, so one namespace's
+// refusal says nothing about the others'. (A ResourceQuota never refuses one: Kubernetes
+// exempts Events from quota in both API groups; TestEventsAreWrittenUnderAResourceQuotaOfNone.)
 const forbiddenPause = time.Minute
 
 // sweepInterval is how often the writer looks for expiries and missing expected locks, which
@@ -97,7 +97,6 @@ type Writer struct {
 	term atomic.Pointer[events.EventRecorder]
 
 	forbiddenLogged   atomic.Bool
-	quotaLogged       atomic.Bool
 	rejectedLogged    atomic.Bool
 	unreachableLogged atomic.Bool // the first write that did not reach the API server was logged
 	electionLogged    atomic.Bool // the first refusal of the election's Lease was logged
@@ -117,7 +116,6 @@ const (
 	droppedRateLimited = "rate_limited"
 	droppedForbidden   = "forbidden"
 	droppedRejected    = "rejected"
-	droppedQuota       = "quota"
 	droppedLockBudget  = "lock_budget"
 )
 
@@ -146,7 +144,7 @@ func New(client kubernetes.Interface, opts Options, logger *slog.Logger, reg pro
 		}, []string{"reason"}),
 		dropped: f.NewCounterVec(prometheus.CounterOpts{
 			Name:        "lease_exporter_events_dropped_total",
-			Help:        "Kubernetes Events this replica did not write, by cause: rate_limited (the token bucket, --events.qps and --events.burst, was empty), lock_budget (its lock had spent its own budget, 5 Events and one more a minute), forbidden (RBAC refused it, or writing in its namespace was paused for a minute after a refusal), quota (a ResourceQuota refused it, or writing in its namespace was paused for a minute after that), rejected (the API server refused it otherwise, as in a namespace being deleted).",
+			Help:        "Kubernetes Events this replica did not write, by cause: rate_limited (the token bucket, --events.qps and --events.burst, was empty), lock_budget (its lock had spent its own budget, 5 Events and one more a minute), forbidden (RBAC or an admission policy refused it, or writing in its namespace was paused for a minute after a refusal), rejected (the API server refused it otherwise, as in a namespace being deleted).",
 			ConstLabels: constLabels,
 		}, []string{"cause"}),
 		retries: f.NewCounter(prometheus.CounterOpts{
@@ -163,7 +161,7 @@ func New(client kubernetes.Interface, opts Options, logger *slog.Logger, reg pro
 	for _, r := range Reasons {
 		w.written.WithLabelValues(r)
 	}
-	for _, c := range []string{droppedRateLimited, droppedLockBudget, droppedForbidden, droppedQuota, droppedRejected} {
+	for _, c := range []string{droppedRateLimited, droppedLockBudget, droppedForbidden, droppedRejected} {
 		w.dropped.WithLabelValues(c)
 	}
 	w.tracker = newTracker(opts.Classes, opts.Expected, w.send)
@@ -305,14 +303,6 @@ func (w *Writer) result(ev *eventsv1.Event, err error) {
 		// Forbidden too, but no RBAC's doing: the lock's namespace is being deleted (and
 		// with it the lock, whose LeaseDeleted cannot be written there).
 		w.dropped.WithLabelValues(droppedRejected).Inc()
-	case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota"):
-		// The quota admission's refusal has no cause of its own, only its message.
-		w.budget.pause(ev.Namespace, w.opts.now().Add(forbiddenPause), droppedQuota) // before the count, which tests wait for
-		w.dropped.WithLabelValues(droppedQuota).Inc()
-		if w.quotaLogged.CompareAndSwap(false, true) {
-			w.logger.Warn("a ResourceQuota refused a Kubernetes Event: raise or drop the namespace's quota on events (count/events.events.k8s.io, count/events); writing in that namespace alone pauses a minute after each refusal, later refusals are only counted (lease_exporter_events_dropped_total{cause=\"quota\"}), and metrics, alerts and pages are unaffected",
-				"namespace", ev.Namespace, "reason", ev.Reason, "err", err)
-		}
 	case apierrors.IsForbidden(err):
 		w.budget.pause(ev.Namespace, w.opts.now().Add(forbiddenPause), droppedForbidden) // before the count, which tests wait for
 		w.dropped.WithLabelValues(droppedForbidden).Inc()
