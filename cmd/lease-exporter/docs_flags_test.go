@@ -39,6 +39,7 @@ var otherToolsFlags = map[string]string{
 	"reuse-values": "helm upgrade", "reset-then-reuse-values": "helm upgrade",
 	"certificate-identity": "cosign verify", "certificate-oidc-issuer": "cosign verify",
 	"bundle": "cosign verify-blob", "check": "sha256sum", "ignore-missing": "sha256sum",
+	"strict": "helm lint",
 }
 
 // removedFlags are flags the exporter no longer has, each allowed in the one doc that records
