@@ -11,10 +11,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
 )
@@ -78,12 +80,11 @@ func Tools(t testing.TB) string {
 // so (crane --insecure, helm --plain-http, cosign --allow-http-registry, a containerd hosts.toml).
 func StartRegistry(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := exporterproc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	dir := t.TempDir()
 	config := filepath.Join(dir, "config.yml")
 	if err := os.WriteFile(config, []byte(fmt.Sprintf(`version: 0.1
