@@ -52,7 +52,8 @@ type RebuildStats struct {
 
 // Skipped counts the Events Rebuild did not take, each under the first check it failed.
 type Skipped struct {
-	// Oversized: a note longer than maxNote, which no exporter writes; skipped unread.
+	// Oversized: a note longer than maxNote, which no exporter writes, or an Event whose JSON
+	// is longer than maxEventJSON; skipped unread (the latter undecoded).
 	Oversized int
 	// Reason: a reason that is none of the exporter's.
 	Reason int
@@ -111,16 +112,6 @@ func KnownTo(v Seen) Known {
 	}
 }
 
-// An Event's size is bounded only by what the API server stores: etcd's default
-// --max-request-bytes, 1.5 MiB. A list page is read whole before it is decoded, so a page of
-// listPage Events holds at most pageBudget, whatever the Events contain (a cluster that raises
-// etcd's bound raises this with it).
-const (
-	maxEventBytes = 3 << 19 // 1.5 MiB
-	pageBudget    = 12 << 20
-	listPage      = pageBudget / maxEventBytes
-)
-
 // maxHeld bounds the bytes of the changes the rebuild holds (entry.size) until it has read
 // every page: about 15,000 changes, eight times the most the exporter writes within the API
 // server's 1 h Event TTL at its default rate. What arrives beyond it is counted, not held.
@@ -131,29 +122,31 @@ const maxHeld = 8 << 20
 // only Events it can check: a note of at most maxNote bytes, one of the exporter's reasons,
 // in the namespace of the lock it regards, and regarding a lock known says the exporter has
 // seen. Whoever may create Events in a lock's own namespace can still word one as the
-// exporter would (docs/security.md). Its memory is bounded by pageBudget and maxHeld.
+// exporter would (docs/security.md). Its memory is bounded by one Event's JSON (pages.go)
+// and maxHeld.
 func Rebuild(ctx context.Context, client kubernetes.Interface, known Known, namespaces []string, max int, h *History) (RebuildStats, error) {
 	start := time.Now()
 	var st RebuildStats
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
+	page := pagesOf(client)
 	r := rebuild{known: known, perLock: 4*max + 8, budget: maxHeld, byUID: map[types.UID][]entry{}, st: &st}
 	for _, ns := range namespaces {
 		opts := metav1.ListOptions{Limit: listPage,
 			FieldSelector: fields.OneTermEqualSelector("reportingController", ReportingController).String()}
 		for {
-			list, err := client.EventsV1().Events(ns).List(ctx, opts)
+			var oversized int
+			cont, err := page(ctx, ns, opts, r.take, &oversized)
+			st.Events += oversized
+			st.Skipped.Oversized += oversized
 			if err != nil {
 				return st, fmt.Errorf("list Events in %s: %w", nsName(ns), err)
 			}
-			for i := range list.Items {
-				r.take(&list.Items[i])
-			}
-			if list.Continue == "" {
+			if cont == "" {
 				break
 			}
-			opts.Continue = list.Continue
+			opts.Continue = cont
 		}
 	}
 	out := make(map[types.UID][]lock.Tenure, len(r.byUID))
