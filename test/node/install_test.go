@@ -40,7 +40,7 @@ func TestInstallOnARealNode(t *testing.T) {
 
 		t.Run("HelmChartWithDefaults", func(t *testing.T) { testHelmChart(t, c, img) })
 		t.Run("HelmChartWithEvents", func(t *testing.T) { testHelmChartWithEvents(t, c, img) })
-		t.Run("HelmChartFromARegistry", func(t *testing.T) { testHelmChartFromARegistry(t, c) })
+		t.Run("FromARegistry", func(t *testing.T) { testFromARegistry(t, c) })
 		for _, tree := range []string{"deploy/kustomize/base", "deploy/kustomize/overlays/annotation-locks", "deploy/kustomize/overlays/sharded"} {
 			t.Run("Kustomize/"+filepath.Base(tree), func(t *testing.T) { testKustomize(t, c, img, tree) })
 		}
@@ -163,6 +163,29 @@ func testHelmChartWithEvents(t *testing.T, c *cluster, img image) {
 	defer c.run(t, tools.Helm(t), "uninstall", "lease-exporter", "--namespace", releaseNS, "--wait")
 	writer := waitOneWriter(t, c, 2*time.Minute)
 
+	failElectorOver(t, c)
+
+	// The writer's Pod is deleted: it releases the election, and the other replica writes.
+	deleted := time.Now()
+	if err := c.client.CoreV1().Pods(releaseNS).Delete(ctx, writer.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitLease(t, c.client, releaseNS, "lease-exporter-events", time.Minute, func(l *coordinationv1.Lease) bool {
+		return l.Spec.HolderIdentity != nil && !strings.HasPrefix(*l.Spec.HolderIdentity, writer.Name+"_")
+	})
+	if took := time.Since(deleted); took > 12*time.Second {
+		t.Errorf("writing moved to another replica %s after the writer's Pod was deleted: released, it takes the 2 s retry period, not the 15 s lease", took.Round(time.Second))
+	} else {
+		t.Logf("writing moved to another replica %s after the writer's Pod was deleted", took.Round(100*time.Millisecond))
+	}
+	waitOneWriter(t, c, 2*time.Minute)
+}
+
+// failElectorOver deletes the elector's leader Pod, so the other takes the Lease over, waits
+// for the exporter's LeaderChanged Event from the old holder, and returns that holder.
+func failElectorOver(t *testing.T, c *cluster) string {
+	t.Helper()
+	ctx := context.Background()
 	// The elector's leader Pod is deleted; the other takes the Lease over.
 	l := waitLease(t, c.client, electionsNS, "node-elector", time.Minute, func(l *coordinationv1.Lease) bool { return l.Spec.HolderIdentity != nil })
 	old := *l.Spec.HolderIdentity
@@ -183,21 +206,7 @@ func testHelmChartWithEvents(t *testing.T, c *cluster, img image) {
 		}
 		time.Sleep(time.Second)
 	}
-
-	// The writer's Pod is deleted: it releases the election, and the other replica writes.
-	deleted := time.Now()
-	if err := c.client.CoreV1().Pods(releaseNS).Delete(ctx, writer.Name, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	waitLease(t, c.client, releaseNS, "lease-exporter-events", time.Minute, func(l *coordinationv1.Lease) bool {
-		return l.Spec.HolderIdentity != nil && !strings.HasPrefix(*l.Spec.HolderIdentity, writer.Name+"_")
-	})
-	if took := time.Since(deleted); took > 12*time.Second {
-		t.Errorf("writing moved to another replica %s after the writer's Pod was deleted: released, it takes the 2 s retry period, not the 15 s lease", took.Round(time.Second))
-	} else {
-		t.Logf("writing moved to another replica %s after the writer's Pod was deleted", took.Round(100*time.Millisecond))
-	}
-	waitOneWriter(t, c, 2*time.Minute)
+	return old
 }
 
 // waitOneWriter waits until the chart's Pods are Ready and exactly one reports
