@@ -66,10 +66,11 @@ node-scale: ## The chart's defaults on a real node at 100k Leases with 10 minute
 	KUBEBUILDER_ASSETS="$$(hack/deps.sh release | tail -1)" LEASE_EXPORTER_NODE_CHURN=10m \
 		$(GO) test -race -count=1 -tags release -timeout 60m -run '^TestChartDefaultsSurvive100kLeases$$' -v ./test/node/
 
-fuzz: ## Fuzz the collector and the leader-record parser, 20 s each, the Events' note parser and kubectl lease's escaping, 10 s each.
+fuzz: ## Fuzz the collector and the leader-record parser, 20 s each, the Events' note parser and list pages and kubectl lease's escaping, 10 s each.
 	$(GO) test -run '^$$' -fuzz FuzzCollect -fuzztime 20s ./collector/
 	$(GO) test -run '^$$' -fuzz FuzzParseLeaderRecord -fuzztime 20s ./informer/leaderrecord/
 	$(GO) test -run '^$$' -fuzz FuzzNoteRoundTrip -fuzztime 10s ./events/
+	$(GO) test -run '^$$' -fuzz FuzzDecodePage -fuzztime 10s ./events/
 	$(GO) test -run '^$$' -fuzz FuzzEscRoundTrip -fuzztime 10s ./cmd/kubectl-lease/
 
 vuln-selftest: ## Check the vulnerability scan's wiring offline (hack/govulncheck.sh --selftest, mkvulndb's tests).
