@@ -3,6 +3,7 @@
 package node_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -94,11 +95,11 @@ func testUpgradeFromThePreRelease(t *testing.T, c *cluster, reg, repo string) {
 	old := failElectorOver(t, c)
 
 	var (
-		mu               sync.Mutex
-		polls, failed    int
-		longest, current time.Duration
-		lastOK           = time.Now()
-		firstErr         error
+		mu            sync.Mutex
+		polls, failed int
+		longest       time.Duration
+		lastOK        = time.Now()
+		firstErr      error
 	)
 	stop, done := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -114,9 +115,8 @@ func testUpgradeFromThePreRelease(t *testing.T, c *cluster, reg, repo string) {
 			polls++
 			if err != nil {
 				failed++
-				firstErr = cmpOr(firstErr, err)
-				current = time.Since(lastOK)
-				longest = max(longest, current)
+				firstErr = cmp.Or(firstErr, err)
+				longest = max(longest, time.Since(lastOK))
 			} else {
 				lastOK = time.Now()
 			}
@@ -256,9 +256,3 @@ func scrapeAnyReplica(c *cluster) error {
 	return errors.Join(errs...)
 }
 
-func cmpOr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
-}
