@@ -255,4 +255,3 @@ func scrapeAnyReplica(c *cluster) error {
 	}
 	return errors.Join(errs...)
 }
-
