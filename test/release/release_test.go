@@ -38,10 +38,8 @@ const version = "0.1.0" // the version HEAD's chart, Kustomize base and changelo
 func TestReleaseIsReproducibleSignedAndInstallableFromARegistry(t *testing.T) {
 	relTools := release.Tools(t)
 	dir := release.Clone(t)
-	keys := t.TempDir()
-	pass := []string{"COSIGN_PASSWORD=release-test"}
-	release.Run(t, keys, pass, filepath.Join(relTools, "cosign"), "generate-key-pair")
-	env := append([]string{"COSIGN_KEY=" + filepath.Join(keys, "cosign.key")}, pass...)
+	keys := release.KeyPair(t)
+	env := append([]string{"COSIGN_KEY=" + keys.Private}, keys.Env...)
 
 	start := time.Now()
 	if code, _, stderr := release.Make(t, dir, version, env...); code != 0 {
@@ -139,8 +137,7 @@ func TestReleaseIsReproducibleSignedAndInstallableFromARegistry(t *testing.T) {
 	})
 
 	cosign := filepath.Join(relTools, "cosign")
-	otherKeys := t.TempDir()
-	release.Run(t, otherKeys, pass, cosign, "generate-key-pair")
+	otherKeys := release.KeyPair(t)
 
 	t.Run("ChecksumsSignatureVerifiesWithTheReleaseKeyOnly", func(t *testing.T) {
 		verify := func(pub string) error {
@@ -152,10 +149,10 @@ func TestReleaseIsReproducibleSignedAndInstallableFromARegistry(t *testing.T) {
 			}
 			return nil
 		}
-		if err := verify(filepath.Join(keys, "cosign.pub")); err != nil {
+		if err := verify(keys.Public); err != nil {
 			t.Errorf("cosign verify-blob with the release key: %v", err)
 		}
-		if err := verify(filepath.Join(otherKeys, "cosign.pub")); err == nil {
+		if err := verify(otherKeys.Public); err == nil {
 			t.Error("cosign verify-blob accepted SHA256SUMS's signature with another key")
 		}
 	})
@@ -226,30 +223,20 @@ func TestReleaseIsReproducibleSignedAndInstallableFromARegistry(t *testing.T) {
 		}
 
 		ref := repo + "@" + want
-		verify := func(pub, ref string) error {
-			out, err := exec.Command(cosign, "verify", "--key", pub, "--insecure-ignore-tlog=true",
-				"--allow-http-registry", ref).CombinedOutput()
-			if err != nil {
-				return fmt.Errorf("%v: %s", err, out)
-			}
-			return nil
-		}
-		if err := verify(filepath.Join(keys, "cosign.pub"), ref); err == nil {
+		if err := release.Verify(t, keys.Public, ref); err == nil {
 			t.Fatal("cosign verify accepted the image before it was signed")
 		}
-		release.Run(t, "", pass, cosign, "sign", "--yes", "--key", filepath.Join(keys, "cosign.key"),
-			"--tlog-upload=false", "--allow-http-registry", ref)
-		if err := verify(filepath.Join(keys, "cosign.pub"), ref); err != nil {
+		release.Sign(t, keys, ref)
+		if err := release.Verify(t, keys.Public, ref); err != nil {
 			t.Errorf("cosign verify of the signed image with the release key: %v", err)
 		}
-		if err := verify(filepath.Join(otherKeys, "cosign.pub"), ref); err == nil {
+		if err := release.Verify(t, otherKeys.Public, ref); err == nil {
 			t.Error("cosign verify accepted the image with another key")
 		}
 		// Re-signed by someone else: the release key still verifies only its own signature,
 		// and the other key's signature does not pass for the release key's.
-		release.Run(t, "", pass, cosign, "sign", "--yes", "--key", filepath.Join(otherKeys, "cosign.key"),
-			"--tlog-upload=false", "--allow-http-registry", ref)
-		if err := verify(filepath.Join(otherKeys, "cosign.pub"), ref); err != nil {
+		release.Sign(t, otherKeys, ref)
+		if err := release.Verify(t, otherKeys.Public, ref); err != nil {
 			t.Errorf("cosign verify with the other key after it signed: %v", err)
 		}
 

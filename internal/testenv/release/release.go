@@ -161,3 +161,42 @@ func Run(t testing.TB, dir string, env []string, name string, args ...string) st
 	}
 	return stdout.String()
 }
+
+// cosignPassword encrypts the tests' throwaway cosign keys; cosign reads it from the
+// environment instead of prompting.
+const cosignPassword = "COSIGN_PASSWORD=release-test"
+
+// Keys is a cosign key pair made for one test, as a release manager's COSIGN_KEY is.
+type Keys struct {
+	Private, Public string
+	// Env is what cosign needs beside the private key to sign with it unprompted.
+	Env []string
+}
+
+// KeyPair generates a new cosign key pair in a temporary directory.
+func KeyPair(t testing.TB) Keys {
+	t.Helper()
+	dir := t.TempDir()
+	Run(t, dir, []string{cosignPassword}, filepath.Join(Tools(t), "cosign"), "generate-key-pair")
+	return Keys{Private: filepath.Join(dir, "cosign.key"), Public: filepath.Join(dir, "cosign.pub"), Env: []string{cosignPassword}}
+}
+
+// Sign signs the image ref (repo@digest, in a loopback registry over plain HTTP) with k,
+// as the release workflow signs what it pushed; no transparency log is reachable here.
+func Sign(t testing.TB, k Keys, ref string) {
+	t.Helper()
+	Run(t, "", k.Env, filepath.Join(Tools(t), "cosign"), "sign", "--yes", "--key", k.Private,
+		"--tlog-upload=false", "--allow-http-registry", ref)
+}
+
+// Verify is `cosign verify` of ref with the public key pub: nil when a signature made with
+// its private key is in the registry, else cosign's error and output.
+func Verify(t testing.TB, pub, ref string) error {
+	t.Helper()
+	out, err := exec.Command(filepath.Join(Tools(t), "cosign"), "verify", "--key", pub,
+		"--insecure-ignore-tlog=true", "--allow-http-registry", ref).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("cosign verify %s: %v: %s", ref, err, bytes.TrimSpace(out))
+	}
+	return nil
+}
