@@ -40,11 +40,10 @@ func TestInstallOnARealNode(t *testing.T) {
 
 		t.Run("HelmChartWithDefaults", func(t *testing.T) { testHelmChart(t, c, img) })
 		t.Run("HelmChartWithEvents", func(t *testing.T) { testHelmChartWithEvents(t, c, img) })
-		t.Run("FromARegistry", func(t *testing.T) { testFromARegistry(t, c) })
 		for _, tree := range []string{"deploy/kustomize/base", "deploy/kustomize/overlays/annotation-locks", "deploy/kustomize/overlays/sharded"} {
 			t.Run("Kustomize/"+filepath.Base(tree), func(t *testing.T) { testKustomize(t, c, img, tree) })
 		}
-		t.Run("KubePrometheusStack", func(t *testing.T) { testKubePrometheusStack(t, c, img) })
+		t.Run("FromARegistry", func(t *testing.T) { testFromARegistry(t, c) })
 	})
 }
 

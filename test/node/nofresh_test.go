@@ -36,14 +36,7 @@ func testRolloutSendsNoExporterAlert(t *testing.T, c *cluster, stack *promoperat
 	before := c.readyPods(t, releaseNS, selector, 2, 3*time.Minute)
 	// Nothing of the exporter's pending or firing before, so that any notification after
 	// start is the rollout's.
-	deadline := time.Now().Add(3 * time.Minute)
-	for len(querySamples(t, stack, `ALERTS{alertname=~"LeaseExporter.*"}`)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("exporter alerts still active before the rollout: %v", querySamples(t, stack, `ALERTS{alertname=~"LeaseExporter.*"}`))
-		}
-		time.Sleep(time.Second)
-	}
-	time.Sleep(3 * time.Second) // Alertmanager's group_wait and group_interval are 1s
+	waitNoAlerts(t, stack, `ALERTS{alertname=~"LeaseExporter.*"}`, 3*time.Minute)
 	start := time.Now()
 	c.kubectl(t, "-n", releaseNS, "rollout", "restart", "deployment/lease-exporter")
 	c.kubectl(t, "-n", releaseNS, "rollout", "status", "deployment/lease-exporter", "--timeout=3m")

@@ -3,20 +3,12 @@
 package node_test
 
 import (
-	"cmp"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/node"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/release"
@@ -36,15 +28,27 @@ const (
 // testFromARegistry installs as users will once releases are published, with nothing from a
 // clone: `make release` (in a fresh clone, which the test then leaves alone) and the
 // pre-release, pushed to a real OCI registry on loopback that the node's containerd pulls from.
+// The index is signed after the push, as the release workflow signs it, and verified before
+// anything is installed, as a cautious user (or an admission policy) verifies it. Then the
+// release is installed alone, and upgraded to from the pre-release under Prometheus
+// (operator_test.go).
 func testFromARegistry(t *testing.T, c *cluster) {
 	reg := release.StartRegistry(t)
 	dist := release.Build(t, registryVersion)
 	repo, digest := release.Push(t, dist, reg, registryVersion)
+	keys := release.KeyPair(t)
+	if err := release.Verify(t, keys.Public, repo+"@"+digest); err == nil {
+		t.Fatalf("cosign verify accepted %s@%s before it was signed", repo, digest)
+	}
+	release.Sign(t, keys, repo+"@"+digest)
+	if err := release.Verify(t, keys.Public, repo+"@"+digest); err != nil {
+		t.Fatal(err)
+	}
 	if err := node.TrustLoopbackRegistry(reg); err != nil {
 		t.Fatal(err)
 	}
 	t.Run("Install", func(t *testing.T) { testInstallFromARegistry(t, c, reg, repo, digest) })
-	t.Run("UpgradeFromThePreRelease", func(t *testing.T) { testUpgradeFromThePreRelease(t, c, reg, repo) })
+	t.Run("KubePrometheusStack", func(t *testing.T) { testKubePrometheusStack(t, c, reg, repo) })
 }
 
 // testInstallFromARegistry: `helm install oci://…/lease-exporter --version X.Y.Z` overriding
@@ -77,102 +81,6 @@ func testInstallFromARegistry(t *testing.T, c *cluster, reg, repo, digest string
 	}
 	c.waitJudged(t, releaseNS, "lease-exporter", electionsNS, "node-elector")
 	c.run(t, tools.Helm(t), "uninstall", "lease-exporter", "--namespace", releaseNS, "--wait")
-}
-
-// testUpgradeFromThePreRelease: the pre-release, installed from the registry with Events and
-// the chart's two replicas and PDB, records a failover; `helm upgrade` to X.Y.Z from the
-// registry then rolls the Pods while, twice a second, every Ready replica is scraped as
-// Prometheus scrapes the endpoints: no 5 s passes without one answering (the chart's scrape
-// interval is 30 s), the new replicas show the pre-release's failover rebuilt from its Events,
-// and `helm uninstall` leaves only what docs/deploy.md says remains, the election Lease.
-func testUpgradeFromThePreRelease(t *testing.T, c *cluster, reg, repo string) {
-	pushPreRelease(t, reg, repo)
-	values := []string{"--plain-http", "--namespace", releaseNS, "--wait", "--timeout", "4m",
-		"--set", "image.repository=" + repo, "--set", "events.enabled=true"}
-	c.run(t, tools.Helm(t), append([]string{"install", "lease-exporter", "oci://" + reg + "/charts/lease-exporter",
-		"--version", preReleaseVersion, "--create-namespace"}, values...)...)
-	waitOneWriter(t, c, 2*time.Minute)
-	old := failElectorOver(t, c)
-
-	var (
-		mu            sync.Mutex
-		polls, failed int
-		longest       time.Duration
-		lastOK        = time.Now()
-		firstErr      error
-	)
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(500 * time.Millisecond):
-			}
-			err := scrapeAnyReplica(c)
-			mu.Lock()
-			polls++
-			if err != nil {
-				failed++
-				firstErr = cmp.Or(firstErr, err)
-				longest = max(longest, time.Since(lastOK))
-			} else {
-				lastOK = time.Now()
-			}
-			mu.Unlock()
-		}
-	}()
-	start := time.Now()
-	c.run(t, tools.Helm(t), append([]string{"upgrade", "lease-exporter", "oci://" + reg + "/charts/lease-exporter",
-		"--version", registryVersion}, values...)...)
-	pods := c.readyPods(t, releaseNS, selector, 2, 3*time.Minute)
-	close(stop)
-	<-done
-	t.Logf("helm upgrade %s → %s: %s; %d rounds of scrapes, %d with no replica answering, longest without an answer %s (first error: %v)",
-		preReleaseVersion, registryVersion, time.Since(start).Round(time.Second), polls, failed, longest.Round(100*time.Millisecond), firstErr)
-	if longest >= 5*time.Second {
-		t.Errorf("no replica answered a scrape for %s during the upgrade, want under 5 s", longest.Round(100*time.Millisecond))
-	}
-	for _, p := range pods {
-		for _, s := range p.Status.ContainerStatuses {
-			if s.Image != repo+":v"+registryVersion {
-				t.Errorf("after the upgrade Pod %s runs %s, want %s:v%s", p.Name, s.Image, repo, registryVersion)
-			}
-		}
-	}
-	for _, p := range pods {
-		waitRebuiltTenure(t, p.Status.PodIP, old)
-	}
-
-	c.run(t, tools.Helm(t), "uninstall", "lease-exporter", "--namespace", releaseNS, "--wait")
-	// helm waits for the Deployment it deleted; its Pods go after, by garbage collection.
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(time.Second) {
-		pods, err := c.client.CoreV1().Pods(releaseNS).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
-		if err == nil && len(pods.Items) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the chart's Pods are still there 2 minutes after helm uninstall (err %v)", err)
-		}
-	}
-	left := strings.TrimSpace(c.kubectl(t, "get", "all,configmaps,serviceaccounts,roles,rolebindings,poddisruptionbudgets,networkpolicies,leases",
-		"-n", releaseNS, "-o", "name"))
-	var leftover []string
-	for _, o := range strings.Fields(left) {
-		if o != "configmap/kube-root-ca.crt" && o != "serviceaccount/default" {
-			leftover = append(leftover, o)
-		}
-	}
-	if strings.Join(leftover, " ") != "lease.coordination.k8s.io/lease-exporter-events" {
-		t.Errorf("after helm uninstall %s holds %v, want only the election Lease docs/deploy.md names", releaseNS, leftover)
-	}
-	cluster := strings.TrimSpace(c.kubectl(t, "get", "clusterroles,clusterrolebindings", "-l", "app.kubernetes.io/instance=lease-exporter", "-o", "name"))
-	if cluster != "" {
-		t.Errorf("after helm uninstall the cluster still holds %s", cluster)
-	}
-	// docs/deploy.md's command for what remains.
-	c.kubectl(t, "delete", "lease", "-n", releaseNS, "lease-exporter-events")
 }
 
 // pushPreRelease builds the pre-release from preReleaseCommit as that commit built images and
@@ -227,31 +135,4 @@ func waitRebuiltTenure(t *testing.T, podIP, holder string) {
 		}
 	}
 	t.Errorf("%s never showed %s's tenure rebuilt from the pre-release's Events; last: %s", url, holder, last)
-}
-
-// scrapeAnyReplica scrapes every Ready replica on its Pod IP, as Prometheus scrapes the
-// endpoints a ServiceMonitor selects, with a 2 s timeout each; nil when one answered.
-func scrapeAnyReplica(c *cluster) error {
-	pods, err := c.client.CoreV1().Pods(releaseNS).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
-	if err != nil {
-		return err
-	}
-	errs := []error{fmt.Errorf("no Ready replica")}
-	for _, p := range pods.Items {
-		if !podReady(&p) || p.DeletionTimestamp != nil {
-			continue
-		}
-		client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-		resp, err := client.Get(fmt.Sprintf("http://%s:10047/metrics", p.Status.PodIP))
-		if err == nil {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = fmt.Errorf("%s: %s", p.Name, resp.Status)
-		}
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
 }
