@@ -113,11 +113,7 @@ func (t *tracker) Observed(prev, rec *lock.Lease, now int64, live bool) {
 			return // a renewal
 		}
 	}
-	type out struct {
-		c Change
-		t string
-	}
-	var outs []out
+	var outs []Change
 	t.mu.Lock()
 	k := keyOf(rec)
 	s := t.locks[k]
@@ -144,11 +140,7 @@ func (t *tracker) Observed(prev, rec *lock.Lease, now int64, live bool) {
 			}
 			c.Held = time.Duration(max(0, end-s.since)) * time.Microsecond
 		}
-		typ := corev1.EventTypeNormal
-		if c.Ended == lock.Expired {
-			typ = corev1.EventTypeWarning // the leader died or stalled: a failover, not a handover
-		}
-		outs = append(outs, out{c, typ})
+		outs = append(outs, c)
 		*s = tracked{uid: s.uid, holder: rec.Holder, since: sinceOf(rec, now, live), preferred: rec.PreferredHolder()}
 	case rec.Holder == "" && prev.Holder != "":
 		c := Change{Reason: ReasonLeaseReleased, Old: prev.Holder, Held: unknown, Ended: lock.Released}
@@ -158,18 +150,18 @@ func (t *tracker) Observed(prev, rec *lock.Lease, now int64, live bool) {
 		if s.preferred != "" && s.preferred != prev.Holder {
 			c.Ended = lock.HandedOver
 		}
-		outs = append(outs, out{c, corev1.EventTypeNormal})
+		outs = append(outs, c)
 		s.holder, s.heldRenew = prev.Holder, 0
 	}
 	if p := rec.PreferredHolder(); rec.Holder != "" && p != "" && p != s.preferred {
-		outs = append(outs, out{Change{Reason: ReasonPreferredHolderChanged, Old: s.preferred, New: p, Strategy: rec.Strategy()}, corev1.EventTypeNormal})
+		outs = append(outs, Change{Reason: ReasonPreferredHolderChanged, Old: s.preferred, New: p, Strategy: rec.Strategy()})
 		s.preferred = p
 	}
 	t.mu.Unlock()
 	if len(outs) > 0 {
 		ref := regarding(rec)
-		for _, o := range outs {
-			t.send(ref, o.t, o.c)
+		for _, c := range outs {
+			t.send(ref, eventType(c), c)
 		}
 	}
 }
@@ -184,7 +176,8 @@ func (t *tracker) Gone(last *lock.Lease, at int64, live bool) {
 		delete(t.locks, keyOf(last))
 	}
 	t.mu.Unlock()
-	t.send(regarding(last), corev1.EventTypeNormal, Change{Reason: ReasonLeaseDeleted, Old: last.Holder, Still: last.Held(at)})
+	c := Change{Reason: ReasonLeaseDeleted, Old: last.Holder, Still: last.Held(at)}
+	t.send(regarding(last), eventType(c), c)
 }
 
 // sweep writes what happens without a write to the lock, judged at at (informer.JudgedAt,
@@ -223,7 +216,7 @@ func (t *tracker) sweep(view informer.View, has func(lock.Kind, string, string) 
 		expired = append(expired, expiry{regarding(l), c})
 	})
 	for _, e := range expired {
-		t.send(e.ref, corev1.EventTypeWarning, e.c)
+		t.send(e.ref, eventType(e.c), e.c)
 	}
 	if !view.HasSynced() || !fresh {
 		return
@@ -243,7 +236,8 @@ func (t *tracker) sweep(view informer.View, has func(lock.Kind, string, string) 
 		}
 		gv := e.Kind.GVR().GroupVersion()
 		ref := &corev1.ObjectReference{APIVersion: gv.String(), Kind: e.Kind.String(), Namespace: e.Namespace, Name: e.Name}
-		if t.send(ref, corev1.EventTypeWarning, Change{Reason: ReasonExpectedLeaseMissing, Lock: e.String()}) {
+		c := Change{Reason: ReasonExpectedLeaseMissing, Lock: e.String()}
+		if t.send(ref, eventType(c), c) {
 			t.mu.Lock()
 			t.missing[e] = true
 			t.mu.Unlock()

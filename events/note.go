@@ -9,20 +9,6 @@ import (
 	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
-// The Events' reasons (docs/events.md).
-const (
-	ReasonLeaderChanged          = "LeaderChanged"
-	ReasonLeaseExpired           = "LeaseExpired"
-	ReasonLeaseReleased          = "LeaseReleased"
-	ReasonLeaseDeleted           = "LeaseDeleted"
-	ReasonExpectedLeaseMissing   = "ExpectedLeaseMissing"
-	ReasonPreferredHolderChanged = "PreferredHolderChanged"
-)
-
-// Reasons lists every reason, so their counters start at 0.
-var Reasons = []string{ReasonLeaderChanged, ReasonLeaseExpired, ReasonLeaseReleased, ReasonLeaseDeleted,
-	ReasonExpectedLeaseMissing, ReasonPreferredHolderChanged}
-
 // unknown marks a duration the exporter could not measure (a change found in a relist).
 const unknown time.Duration = -1
 

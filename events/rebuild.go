@@ -264,10 +264,6 @@ func (r *rebuild) compact(es []entry, n int) []entry {
 	return kept
 }
 
-func makesHistory(reason string) bool {
-	return reason == ReasonLeaderChanged || reason == ReasonLeaseReleased || reason == ReasonLeaseExpired
-}
-
 func nsName(ns string) string {
 	if ns == "" {
 		return "all namespaces"

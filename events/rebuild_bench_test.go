@@ -34,7 +34,7 @@ func lockHistoryEvents(i int, at time.Time) []*eventsv1.Event {
 				ObjectMeta:          metav1.ObjectMeta{Namespace: "team", Name: fmt.Sprintf("%s.%d", name, t.UnixNano())},
 				EventTime:           metav1.NewMicroTime(t),
 				ReportingController: ReportingController, ReportingInstance: "lease-exporter-x",
-				Action: actions[c.Reason], Reason: c.Reason, Note: c.Note(), Type: corev1.EventTypeNormal,
+				Action: actionOf(c.Reason), Reason: c.Reason, Note: c.Note(), Type: corev1.EventTypeNormal,
 				Regarding: corev1.ObjectReference{Kind: "Lease", APIVersion: "coordination.k8s.io/v1", Namespace: "team", Name: name, UID: uid},
 			})
 		}

@@ -192,16 +192,6 @@ func (w *Writer) write(ctx context.Context) {
 	w.logger.Info("no longer writing Kubernetes Events", "election", w.opts.Namespace+"/"+w.opts.Name, "identity", w.opts.Identity)
 }
 
-// actions are the Events' action field: what the exporter saw happen to the lock.
-var actions = map[string]string{
-	ReasonLeaderChanged:          "Acquired",
-	ReasonLeaseExpired:           "Expired",
-	ReasonLeaseReleased:          "Released",
-	ReasonLeaseDeleted:           "Deleted",
-	ReasonExpectedLeaseMissing:   "Missing",
-	ReasonPreferredHolderChanged: "Preferred",
-}
-
 // send writes one Event, if this replica is the writer and a token is left, and reports
 // whether it is the writer. It never blocks: the store's goroutine calls it, and the
 // broadcaster writes on its own goroutines.
@@ -214,7 +204,7 @@ func (w *Writer) send(ref *corev1.ObjectReference, eventType string, c Change) b
 		w.dropped.WithLabelValues(cause).Inc()
 		return true
 	}
-	(*rec).Eventf(ref, nil, eventType, c.Reason, actions[c.Reason], "%s", c.Note())
+	(*rec).Eventf(ref, nil, eventType, c.Reason, actionOf(c.Reason), "%s", c.Note())
 	return true
 }
 
