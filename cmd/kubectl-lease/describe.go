@@ -114,7 +114,7 @@ func findLock(ctx context.Context, src *source, kinds []lock.Kind, ns, name stri
 		return l, nil
 	}
 	return nil, fmt.Errorf("no lock %s/%s: found %s (%s is the annotation of ConfigMap and Endpoints locks); check the name, or list them: kubectl lease -n %s --locks %s",
-		ns, name, strings.Join(tried, ", "), leaderrecord.Annotation, ns, listKinds("and"))
+		ns, name, strings.Join(tried, ", "), leaderrecord.Annotation, ns, lock.KindNames("and"))
 }
 
 // describer writes describe's sections, kubectl describe's way: "Field:  value" lines.

@@ -54,7 +54,7 @@ func newOptions(streams genericiooptions.IOStreams) *options {
 // addCommonFlags adds the flags every subcommand reads.
 func (o *options) addCommonFlags(fs *pflag.FlagSet) {
 	o.config.AddFlags(fs)
-	fs.StringSliceVar(&o.locks, "locks", o.locks, "Kinds of lock objects to read, as the exporter's --locks spells them: "+listKinds("and")+
+	fs.StringSliceVar(&o.locks, "locks", o.locks, "Kinds of lock objects to read, as the exporter's --locks spells them: "+lock.KindNames("and")+
 		" (the leader annotation of ConfigMap and Endpoints locks).")
 	fs.StringVar(&o.exporter, "exporter", "", "URL of a lease-exporter (its JSON API) to read the history from, e.g. http://127.0.0.1:10047 after kubectl port-forward -n monitoring svc/lease-exporter 10047:http-metrics.")
 	fs.StringVar(&o.exporterService, "exporter-service", "", "NAMESPACE/NAME[:PORT] of a lease-exporter Service to read the history from through the API server's service proxy, with your own credentials. The shipped NetworkPolicy blocks the proxy wherever NetworkPolicy is enforced: then kubectl port-forward to the exporter and give --exporter http://127.0.0.1:PORT.")
@@ -99,20 +99,12 @@ func (o *options) validate() error {
 	return nil
 }
 
-// kinds returns the lock kinds --locks names, in the order given.
+// kinds returns the lock kinds --locks names, in the order given, read as the exporter
+// reads its --locks.
 func (o *options) kinds() ([]lock.Kind, error) {
-	var kinds []lock.Kind
-	for _, name := range o.locks {
-		k, ok := lock.KindOfResource(strings.ToLower(strings.TrimSpace(name)))
-		if !ok {
-			return nil, fmt.Errorf("unknown lock kind %q in --locks: use %s, comma-separated, as the exporter's --locks spells them", name, listKinds("or"))
-		}
-		if !slices.Contains(kinds, k) {
-			kinds = append(kinds, k)
-		}
-	}
-	if len(kinds) == 0 {
-		return nil, fmt.Errorf("--locks names no lock kind: use %s", listKinds("or"))
+	kinds, err := lock.ParseKinds(o.locks)
+	if err != nil {
+		return nil, fmt.Errorf("invalid --locks %q: %w", strings.Join(o.locks, ","), err)
 	}
 	return kinds, nil
 }
@@ -135,13 +127,4 @@ func listClasses() string {
 		names = append(names, c.String())
 	}
 	return strings.Join(names, ", ")
-}
-
-// listKinds lists the values --locks takes, "leases, configmaps or endpoints" for conj "or".
-func listKinds(conj string) string {
-	var names []string
-	for _, k := range lock.Kinds {
-		names = append(names, k.Resource())
-	}
-	return strings.Join(names[:len(names)-1], ", ") + " " + conj + " " + names[len(names)-1]
 }

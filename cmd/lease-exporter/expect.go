@@ -62,7 +62,7 @@ func (e *expectList) locks(watched []lock.Kind, namespaces, excluded []string) (
 func parseExpected(entry string) (collector.ExpectedLock, error) {
 	parts := strings.Split(entry, "/")
 	if len(parts) < 2 || len(parts) > 3 {
-		return collector.ExpectedLock{}, fmt.Errorf("want namespace/name or namespace/name/kind (kind: %s)", listKinds("or"))
+		return collector.ExpectedLock{}, fmt.Errorf("want namespace/name or namespace/name/kind (kind: %s)", lock.KindNames("or"))
 	}
 	l := collector.ExpectedLock{Kind: lock.DefaultKind, Namespace: parts[0], Name: parts[1]}
 	if errs := validation.IsDNS1123Label(l.Namespace); len(errs) > 0 {
@@ -72,9 +72,9 @@ func parseExpected(entry string) (collector.ExpectedLock, error) {
 		return l, fmt.Errorf("name %q: %s", l.Name, strings.Join(errs, "; "))
 	}
 	if len(parts) == 3 {
-		k, ok := lock.KindOfResource(parts[2])
-		if !ok {
-			return l, fmt.Errorf("unknown lock kind %q: use %s", parts[2], listKinds("or"))
+		k, err := lock.ParseKind(parts[2])
+		if err != nil {
+			return l, err
 		}
 		l.Kind = k
 	}

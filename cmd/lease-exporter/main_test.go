@@ -98,8 +98,9 @@ func TestVersionAndHelp(t *testing.T) {
 	}
 }
 
-// TestLocksFlag: --locks defaults to Leases, takes a comma-separated list, and repeated uses
-// add up (each deploy component appends its own).
+// TestLocksFlag: --locks defaults to Leases, takes a comma-separated list in any case (as
+// kubectl lease's --locks does), and repeated uses add up, each kind once (each deploy
+// component appends its own).
 func TestLocksFlag(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -109,7 +110,8 @@ func TestLocksFlag(t *testing.T) {
 		{[]string{"--locks=configmaps"}, []lock.Kind{lock.KindConfigMap}},
 		{[]string{"--locks", "leases, endpoints,configmaps"}, []lock.Kind{lock.KindLease, lock.KindEndpoints, lock.KindConfigMap}},
 		{[]string{"--locks=leases,configmaps", "--locks=leases,endpoints"},
-			[]lock.Kind{lock.KindLease, lock.KindConfigMap, lock.KindLease, lock.KindEndpoints}},
+			[]lock.Kind{lock.KindLease, lock.KindConfigMap, lock.KindEndpoints}},
+		{[]string{"--locks", "Leases,ConfigMaps"}, []lock.Kind{lock.KindLease, lock.KindConfigMap}},
 	} {
 		opts, err := parseOptions(tc.args, io.Discard)
 		if err != nil {

@@ -319,7 +319,7 @@ func badInput(t *testing.T, k *kubectlLocks, kubeconfig string) {
 		want             string
 	}{
 		{"unknown lock kind", kubeconfig, []string{"-n", k.ns, "--locks", "secrets"},
-			`error: unknown lock kind "secrets" in --locks: use leases, configmaps or endpoints, comma-separated`},
+			`error: invalid --locks "secrets": unknown lock kind "secrets": use leases, configmaps or endpoints, comma-separated`},
 		{"malformed NS/NAME", kubeconfig, []string{"describe", "a/b/c"}, `error: malformed lock "a/b/c": want NAMESPACE/NAME, or NAME with -n NAMESPACE`},
 		{"no such lock", kubeconfig, []string{"describe", k.ns + "/nope"}, "error: no lock " + k.ns + "/nope: found no Lease, no ConfigMap, no Endpoints"},
 		{"no permission to list ConfigMaps", reader, []string{"-n", k.ns, "--locks", "leases,configmaps"},
