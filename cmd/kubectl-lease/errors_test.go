@@ -49,7 +49,7 @@ func TestValidateRejectsBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"--locks", "secrets"}, `invalid --locks "secrets": unknown lock kind "secrets": use leases, configmaps or endpoints, comma-separated`},
-		{[]string{"--class", "nodes"}, `unknown --class "nodes": use leader-election, node-heartbeat, apiserver-identity`},
+		{[]string{"--class", "nodes"}, `invalid --class "nodes": unknown class "nodes": use leader-election, node-heartbeat or apiserver-identity`},
 		{[]string{"-o", "table"}, `unable to match a printer suitable for the output format "table", allowed formats are: json,name,wide,yaml`},
 		{[]string{"-w", "-o", "json"}, "--watch prints the table or -o wide, not -o json"},
 		{[]string{"-l", "a in (b"}, `invalid label selector "a in (b"`},

@@ -77,7 +77,7 @@ type listOutput struct {
 
 func newListOutput(o *options, clock *serverClock) *listOutput {
 	out := &listOutput{o: o, clock: clock, out: o.streams.Out}
-	if c, ok := lock.ClassNamed(o.class); ok {
+	if c, err := lock.ParseClass(o.class); o.class != "" && err == nil {
 		out.filter = &c
 	} else {
 		nodes := lock.ClassNodeHeartbeat

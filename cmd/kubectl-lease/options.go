@@ -67,7 +67,7 @@ func (o *options) addListFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.output, "output", "o", "", "Output format: "+strings.Join(outputs, ", ")+".")
 	fs.BoolVar(&o.noHeaders, "no-headers", false, "Print the table without its headers.")
 	fs.BoolVarP(&o.watch, "watch", "w", false, "After listing, watch the locks and print a row each time one changes holder or standing, judged by observation as the exporter judges it, with the holder's clock skew.")
-	fs.StringVar(&o.class, "class", "", "List only locks of this class: "+listClasses()+". Node heartbeats are summed up unless asked for.")
+	fs.StringVar(&o.class, "class", "", "List only locks of this class: "+lock.ClassNames("or")+". Node heartbeats are summed up unless asked for.")
 	fs.Int64Var(&o.chunkSize, "chunk-size", o.chunkSize, "Print the list in pages of this many objects as they arrive; where the API server does not stream lists, also the objects per list request.")
 }
 
@@ -83,8 +83,8 @@ func (o *options) validate() error {
 		return err
 	}
 	if o.class != "" {
-		if _, ok := lock.ClassNamed(o.class); !ok {
-			return fmt.Errorf("unknown --class %q: use %s", o.class, listClasses())
+		if _, err := lock.ParseClass(o.class); err != nil {
+			return fmt.Errorf("invalid --class %q: %w", o.class, err)
 		}
 	}
 	if _, err := labels.Parse(o.selector); err != nil {
@@ -119,12 +119,4 @@ func (o *options) namespace() (string, error) {
 		return "", fmt.Errorf("reading the namespace from your kubeconfig: %w", err)
 	}
 	return ns, nil
-}
-
-func listClasses() string {
-	var names []string
-	for _, c := range lock.Classes {
-		names = append(names, c.String())
-	}
-	return strings.Join(names, ", ")
 }

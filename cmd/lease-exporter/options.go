@@ -332,7 +332,6 @@ func splitList(s string) []string {
 	return out
 }
 
-// parseClasses parses --history.classes.
 // eventsOptions checks the --events flags and returns what they mean, nil without --events.
 func (o *options) eventsOptions(expected []collector.ExpectedLock) (*events.Options, error) {
 	classes, err := parseClassesOf("events.classes", o.eventsClasses)
@@ -362,9 +361,9 @@ func parseClasses(s string) ([]lock.Class, error) { return parseClassesOf("histo
 func parseClassesOf(flagName, s string) ([]lock.Class, error) {
 	var out []lock.Class
 	for _, name := range splitList(s) {
-		c, ok := lock.ClassNamed(name)
-		if !ok {
-			return nil, fmt.Errorf("invalid --%s %q: unknown class %q; use %s", flagName, s, name, classNames(lock.Classes[:]))
+		c, err := lock.ParseClass(name)
+		if err != nil {
+			return nil, fmt.Errorf("invalid --%s %q: %w", flagName, s, err)
 		}
 		out = append(out, c)
 	}

@@ -6,8 +6,9 @@ import (
 	"strings"
 )
 
-// How both commands read and name lock kinds: the exporter's --locks and --expect, and
-// kubectl lease's --locks, so that a value one takes the other takes too.
+// How both commands read and name lock kinds and classes: the exporter's --locks, --expect,
+// --history.classes and --events.classes, and kubectl lease's --locks and --class, so that a
+// value one takes the other takes too, and both say the same when it is wrong.
 
 // ParseKind reads one kind as --locks and --expect spell it: its resource ("configmaps"), in
 // any case and with spaces around it, as kubectl reads resource names.
@@ -49,6 +50,24 @@ func KindNames(conj string) string {
 	names := make([]string, len(Kinds))
 	for i, k := range Kinds {
 		names[i] = k.Resource()
+	}
+	return JoinLast(names, conj)
+}
+
+// ParseClass reads one class as the flags spell it, its label value ("node-heartbeat").
+func ParseClass(name string) (Class, error) {
+	if c, ok := ClassNamed(strings.ToLower(strings.TrimSpace(name))); ok {
+		return c, nil
+	}
+	return 0, fmt.Errorf("unknown class %q: use %s", name, ClassNames("or"))
+}
+
+// ClassNames lists the values the class flags take: "leader-election, node-heartbeat or
+// apiserver-identity" for conj "or".
+func ClassNames(conj string) string {
+	names := make([]string, len(Classes))
+	for i, c := range Classes {
+		names[i] = c.String()
 	}
 	return JoinLast(names, conj)
 }

@@ -35,3 +35,14 @@ func TestParseKindsReadsEitherCommandsLocks(t *testing.T) {
 		}
 	}
 }
+
+// TestParseClassReadsTheLabelValue: a class as the flags spell it, in any case; an unknown one
+// is an error that lists the classes.
+func TestParseClassReadsTheLabelValue(t *testing.T) {
+	if c, err := ParseClass(" Node-Heartbeat"); err != nil || c != ClassNodeHeartbeat {
+		t.Errorf("ParseClass(Node-Heartbeat) = %v, %v", c, err)
+	}
+	if _, err := ParseClass("nodes"); err == nil || err.Error() != `unknown class "nodes": use leader-election, node-heartbeat or apiserver-identity` {
+		t.Errorf("ParseClass(nodes) error = %v", err)
+	}
+}
