@@ -3,7 +3,6 @@ package events
 import (
 	"context"
 	"errors"
-	"os"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
@@ -37,28 +35,6 @@ func LockName(name string, shard, total int) string {
 		return name + "-shard-" + strconv.Itoa(shard)
 	}
 	return name
-}
-
-// LockNamespace is where the election Lease lives unless --events.lock says: the Pod's own
-// namespace (POD_NAMESPACE, else the service account's), else "default".
-func LockNamespace() string {
-	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
-		return ns
-	}
-	if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil && len(b) > 0 {
-		return string(b)
-	}
-	return metav1.NamespaceDefault
-}
-
-// Identity names this replica in the election: its host name (the Pod's name) and a random
-// suffix, so a restarted Pod of the same name is a new candidate, as client-go's users do.
-func Identity() string {
-	host, err := os.Hostname()
-	if err != nil {
-		host = "lease-exporter"
-	}
-	return host + "_" + rand.String(8)
 }
 
 // elect stands in the election until ctx ends; while elected, send writes. Losing the

@@ -68,6 +68,8 @@ type options struct {
 	eventsBurst   int
 	eventsLock    string
 	eventsRebuild bool
+	// env is what the flags do not say (parseOptions reads it).
+	env environment
 	// derived is what the flags mean, once Validate has checked them (parseOptions sets it).
 	derived derived
 }
@@ -314,6 +316,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, usageError{fmt.Errorf("unexpected argument %q: lease-exporter takes only flags", fs.Arg(0))}
 	}
+	o.env = readEnvironment()
 	d, err := o.Validate()
 	if err != nil {
 		return nil, usageError{err}
@@ -341,7 +344,7 @@ func (o *options) eventsOptions(expected []collector.ExpectedLock) (*events.Opti
 	if o.eventsQPS <= 0 || o.eventsBurst < 1 {
 		return nil, fmt.Errorf("invalid --events.qps=%g --events.burst=%d: the rate must be positive and the bucket hold at least 1", o.eventsQPS, o.eventsBurst)
 	}
-	ns, name := events.LockNamespace(), events.DefaultLockName
+	ns, name := o.env.podNamespace, events.DefaultLockName
 	if o.eventsLock != "" {
 		var ok bool
 		ns, name, ok = strings.Cut(o.eventsLock, "/")
@@ -351,7 +354,7 @@ func (o *options) eventsOptions(expected []collector.ExpectedLock) (*events.Opti
 	}
 	w := o.watch
 	return &events.Options{Classes: classes, Expected: expected, QPS: o.eventsQPS, Burst: o.eventsBurst, Rebuild: o.eventsRebuild,
-		Namespace: ns, Name: events.LockName(name, w.Shard, w.TotalShards), Identity: events.Identity(),
+		Namespace: ns, Name: events.LockName(name, w.Shard, w.TotalShards), Identity: o.env.identity,
 		Shard: w.Shard, TotalShards: w.TotalShards}, nil
 }
 
