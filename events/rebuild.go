@@ -35,9 +35,6 @@ type History struct {
 // be open (Holding): the Events never showed it end, because it is the current tenure or
 // ended between two writers; the pages decide against what they observed (statuspage.merge).
 func (h *History) Tenures(uid string) []lock.Tenure {
-	if h == nil {
-		return nil
-	}
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	return h.byUID[types.UID(uid)]

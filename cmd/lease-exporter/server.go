@@ -61,9 +61,13 @@ func newHandlers(opts *options, reg *prometheus.Registry, c cache, rebuilt *even
 	limit := newLimit(opts.maxRequests)
 	cs := collector.Build(c, opts.derived.collectors)
 	reg.MustRegister(cs.Registered...)
+	pages := statuspage.New(c, logger.With("component", "statuspage"), nil)
+	if rebuilt != nil { // an interface holding a nil *events.History would not be nil
+		pages = pages.WithRebuilt(rebuilt)
+	}
 	return handlers{
 		metrics: limit(exposition.NewHandler(reg, cs.Text, cs.Leases, logger)),
-		leases:  limit(statuspage.New(c, logger.With("component", "statuspage"), nil).WithRebuilt(rebuilt).LinkGrafana(opts.grafanaURL).Under(opts.routePrefix())),
+		leases:  limit(pages.LinkGrafana(opts.grafanaURL).Under(opts.routePrefix())),
 	}
 }
 
