@@ -65,3 +65,6 @@ func (s annotationSource) decode(obj any) (*lock.Lease, bool) {
 	}
 	return lock.ProjectAnnotationLock(&m.ObjectMeta, s.kind)
 }
+
+// orderings: scrapes walk locks in their families' orders (lock.Order).
+func (annotationSource) orderings() []*ordering[*lock.Lease] { return lockOrderings() }

@@ -118,3 +118,6 @@ func servedCandidateVersion(ctx context.Context, c Clients, namespaces []string)
 	}
 	return version, nil
 }
+
+// orderings: none; nothing walks LeaseCandidates in an order.
+func (candidateSource) orderings() []*ordering[*lock.Candidate] { return nil }

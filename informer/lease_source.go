@@ -44,3 +44,6 @@ func (leaseSource) decode(obj any) (*lock.Lease, bool) {
 	}
 	return lock.Project(l), true
 }
+
+// orderings: scrapes walk locks in their families' orders (lock.Order).
+func (leaseSource) orderings() []*ordering[*lock.Lease] { return lockOrderings() }

@@ -22,15 +22,15 @@ type ordering[R any] struct {
 	items []R
 }
 
-// orderingsFor returns the orderings a store of R keeps, indexed by lock.Order: a lock store
-// keeps both, which scrapes walk; a store of other records (LeaseCandidates) none.
-func orderingsFor[R any]() []*ordering[R] {
+// lockOrderings returns the orderings a store of locks keeps, indexed by lock.Order, which
+// scrapes walk (the lock sources' orderings). A store of other records (LeaseCandidates)
+// keeps none.
+func lockOrderings() []*ordering[*lock.Lease] {
 	out := make([]*ordering[*lock.Lease], lock.NumOrders)
 	for o := range lock.NumOrders {
 		out[o] = &ordering[*lock.Lease]{cmp: o.Compare, keep: ordered}
 	}
-	orders, _ := any(out).([]*ordering[R])
-	return orders
+	return out
 }
 
 // ordered reports whether a lock is kept in the orderings: every lock but a node heartbeat.

@@ -46,7 +46,7 @@ func newScopes[R record[R]](src source[R], observe func(prev, next R, now int64,
 	for _, ns := range namespaces {
 		s := &scope[R]{store: newStore(src.decode, observe, keep, now, m), src: src, clients: c, namespace: ns,
 			tweak: tweak, health: h.scopeIn(src.resource(), ns)}
-		s.orders = orderingsFor[R]()
+		s.orders = src.orderings()
 		s.firstEvent = s.health.delivered
 		s.reflector = cache.New(&cache.Config{
 			Queue: s,

@@ -35,6 +35,9 @@ type source[R record[R]] interface {
 	// decode projects an API object of the kind into its record, without the observed state;
 	// false for any other value and for objects that are not of interest.
 	decode(obj any) (R, bool)
+	// orderings returns new, empty orderings for a store of R to keep (ordering.go), or
+	// none.
+	orderings() []*ordering[R]
 }
 
 // record is what a store caches: the compact, immutable projection of one API object. R is
