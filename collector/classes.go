@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/informer/sharding"
 )
 
 // The class summary: how each class of lock stands, and how old its renewals are, in a fixed
@@ -30,10 +31,7 @@ var renewAgeBounds = func() []float64 {
 // with its shard (Settings.Shard): its counts are of its shard's locks, and a dashboard sums
 // them over shards after taking one replica of each (max by shard).
 func classDescs(shard string) (locks, ages *prometheus.Desc) {
-	var constLabels prometheus.Labels
-	if shard != "" {
-		constLabels = prometheus.Labels{"shard": shard}
-	}
+	constLabels := sharding.ConstLabels(shard)
 	return prometheus.NewDesc(classLocksName, classLocksHelp, []string{"class", "state"}, constLabels),
 		prometheus.NewDesc(classRenewAgeName, classRenewAgeHelp, []string{"class"}, constLabels)
 }

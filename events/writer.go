@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/informer/sharding"
 )
 
 // ReportingController is the Events' reportingController: kubectl shows it as their source,
@@ -130,10 +130,7 @@ func New(client kubernetes.Interface, opts Options, logger *slog.Logger, reg pro
 	if opts.Burst <= 0 {
 		opts.Burst = DefaultBurst
 	}
-	var constLabels prometheus.Labels
-	if opts.TotalShards > 1 {
-		constLabels = prometheus.Labels{"shard": strconv.Itoa(opts.Shard)}
-	}
+	constLabels := sharding.ConstLabels(sharding.Label(opts.Shard, opts.TotalShards))
 	f := promauto.With(reg)
 	w := &Writer{opts: opts, client: client, logger: logger,
 		budget: newBudget(opts.QPS, opts.Burst),

@@ -1,12 +1,11 @@
 package informer
 
 import (
-	"strconv"
-
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/informer/sharding"
 )
 
 // elections counts what only an observer of every write can: renewals, which a scrape every
@@ -26,10 +25,7 @@ type elections struct {
 }
 
 func newElections(reg prometheus.Registerer, opts Options) *elections {
-	var constLabels prometheus.Labels
-	if opts.TotalShards > 1 {
-		constLabels = prometheus.Labels{"shard": strconv.Itoa(opts.Shard)}
-	}
+	constLabels := sharding.ConstLabels(sharding.Label(opts.Shard, opts.TotalShards))
 	f := promauto.With(reg)
 	e := &elections{
 		renewals: f.NewCounterVec(prometheus.CounterOpts{

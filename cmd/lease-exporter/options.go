@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/lease-exporter/lease-exporter/events"
 	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/informer/sharding"
 	"github.com/lease-exporter/lease-exporter/statuspage"
 )
 
@@ -115,15 +115,6 @@ func (o *options) AddFlags(fs *flag.FlagSet) {
 	}
 }
 
-// shardLabel is the shard label of the class summary: this replica's shard when Leases are
-// split across shards, else none.
-func (o *options) shardLabel() string {
-	if o.watch.TotalShards <= 1 {
-		return ""
-	}
-	return strconv.Itoa(o.watch.Shard)
-}
-
 // The values of --metrics.node-heartbeats.
 const (
 	nodeHeartbeatsSummary  = "summary"
@@ -182,7 +173,7 @@ func (o *options) Validate() (derived, error) {
 			o.nodeHeartbeats, nodeHeartbeatsSummary, nodeHeartbeatsPerLease)
 	}
 	d.collectors = collector.Settings{Extended: o.extendedMetrics, PerLeaseNodeHeartbeats: o.nodeHeartbeats == nodeHeartbeatsPerLease,
-		Shard: o.shardLabel(), Expected: expected}
+		Shard: sharding.Label(o.watch.Shard, o.watch.TotalShards), Expected: expected}
 	if d.events, err = o.eventsOptions(expected); err != nil {
 		return d, err
 	}
