@@ -64,7 +64,7 @@ func (c *CandidateCollector) Collect(ch chan<- prometheus.Metric) {
 	if !c.view.HasSynced() {
 		return
 	}
-	at := informer.JudgedAt(c.view, c.now()).UnixMicro()
+	at := c.view.JudgedAt(c.now()).UnixMicro()
 	// Without the candidates, a coordinated Lease's count would read 0 and page; the
 	// preferred holder comes from the Lease itself and is exported either way.
 	watching := c.view.WatchingCandidates()

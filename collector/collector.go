@@ -38,7 +38,7 @@ func (c *LeaseCollector) Collect(ch chan<- prometheus.Metric) {
 	if !c.view.HasSynced() {
 		return
 	}
-	at := informer.JudgedAt(c.view, c.now()).UnixMicro()
+	at := c.view.JudgedAt(c.now()).UnixMicro()
 	c.view.Range(func(l *lock.Lease) {
 		for _, f := range families {
 			v, ok := f.value(l, at)

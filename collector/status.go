@@ -49,7 +49,7 @@ func (c *StatusCollector) Describe(ch chan<- *prometheus.Desc) {
 // Collect emits the status metrics; lock counts and the class summary only once synced.
 func (c *StatusCollector) Collect(ch chan<- prometheus.Metric) {
 	now := c.now()
-	at := informer.JudgedAt(c.view, now)
+	at := c.view.JudgedAt(now)
 	ch <- prometheus.MustNewConstMetric(descStale, prometheus.GaugeValue, informer.Staleness(at, now).Seconds())
 	if !c.view.HasSynced() {
 		ch <- prometheus.MustNewConstMetric(descSynced, prometheus.GaugeValue, 0)

@@ -38,7 +38,7 @@ func (w *TextWriter) Write(out io.Writer, self []*dto.MetricFamily) error {
 	synced := w.view.HasSynced()
 	var at int64
 	if synced {
-		at = informer.JudgedAt(w.view, w.now()).UnixMicro()
+		at = w.view.JudgedAt(w.now()).UnixMicro()
 	}
 	i := 0
 	for _, f := range families {

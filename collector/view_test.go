@@ -119,7 +119,7 @@ func (v staticView) Range(fn func(*lock.Lease)) {
 		fn(l)
 	}
 }
-func (v staticView) FreshAsOf(time.Time) time.Time { return v.asOf }
+func (v staticView) JudgedAt(time.Time) time.Time { return v.asOf }
 
 // It watches LeaseCandidates and has none, so it is a whole Source.
 func (v staticView) WatchingCandidates() bool              { return true }

@@ -180,7 +180,7 @@ func (t *tracker) Gone(last *lock.Lease, at int64, live bool) {
 	t.send(regarding(last), eventType(c), c)
 }
 
-// sweep writes what happens without a write to the lock, judged at at (informer.JudgedAt,
+// sweep writes what happens without a write to the lock, judged at at (View.JudgedAt,
 // frozen while the view is stale, so a broken watch expires nothing): a lock whose holder
 // stopped renewing and nobody took over, and an expected lock that does not exist. fresh
 // says the view is current; only then is a missing lock missing.

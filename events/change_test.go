@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/lease-exporter/lease-exporter/collector"
-	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
@@ -127,7 +126,7 @@ func TestSweepWritesExpiryOnceAndNothingFromAStaleView(t *testing.T) {
 	v := &view{recs: []*lock.Lease{rec}, existing: map[string]bool{}}
 	sweepAt := func(at time.Duration) {
 		now := t0.Add(at)
-		judged := informer.JudgedAt(v, now)
+		judged := v.JudgedAt(now)
 		tr.sweep(v, v.Has, judged.UnixMicro(), !judged.Before(now))
 	}
 	sweepAt(2 * time.Second) // not synced: every lock would read as missing

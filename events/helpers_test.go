@@ -113,7 +113,7 @@ func (v *view) Range(fn func(*lock.Lease)) {
 	}
 }
 
-func (v *view) FreshAsOf(now time.Time) time.Time {
+func (v *view) JudgedAt(now time.Time) time.Time {
 	if v.staleAt.IsZero() {
 		return now
 	}

@@ -226,7 +226,7 @@ func (w *Writer) Run(ctx context.Context, view SweptView) {
 				return
 			case <-t.C:
 				now := w.opts.now()
-				at := informer.JudgedAt(view, now)
+				at := view.JudgedAt(now)
 				w.sweep(view, view.Has, at.UnixMicro(), !at.Before(now))
 				w.budget.forget(now)
 			}

@@ -99,8 +99,8 @@ func newStalledView(n int) stalledView {
 	return v
 }
 
-func (v stalledView) HasSynced() bool                   { return true }
-func (v stalledView) FreshAsOf(now time.Time) time.Time { return now }
+func (v stalledView) HasSynced() bool                  { return true }
+func (v stalledView) JudgedAt(now time.Time) time.Time { return now }
 func (v stalledView) Range(fn func(*lock.Lease)) {
 	for _, l := range v.leases {
 		fn(l)

@@ -240,8 +240,8 @@ func rangeStores[R record[R]](stores []*store[R], fn func(R)) {
 // RangeDeleted implements DeletionView.
 func (l *Cache) RangeDeleted(fn func(*lock.Tombstone)) { l.deleted.RangeDeleted(fn) }
 
-// FreshAsOf implements View.
-func (l *Cache) FreshAsOf(now time.Time) time.Time { return l.health.FreshAsOf(now) }
+// JudgedAt implements View.
+func (l *Cache) JudgedAt(now time.Time) time.Time { return l.health.JudgedAt(now) }
 
 // Lookup returns the lock of the kind cached as namespace/name, nil if there is none: a map
 // lookup per store (one per watched kind and namespace scope), where a pass over the view

@@ -8,7 +8,7 @@ import (
 
 // health tracks whether the exporter's view of the API server is current, over every scope
 // of every source: the view is current only while every scope's watch is open and caught up.
-// The collector evaluates scrape-time series (held, renew age) at FreshAsOf, so a broken watch
+// The collector evaluates scrape-time series (held, renew age) at JudgedAt, so a broken watch
 // freezes them at the last moment the view was known to be true instead of letting every
 // Lease "expire".
 //
@@ -254,9 +254,9 @@ func (h *health) inInitialStream() bool {
 	return h.catchingUp > 0
 }
 
-// FreshAsOf returns the latest time at which the cached view is known to be true: now while
+// JudgedAt returns the latest time at which the cached view is known to be true: now while
 // every watch is open and caught up, otherwise the moment the view went stale.
-func (h *health) FreshAsOf(now time.Time) time.Time {
+func (h *health) JudgedAt(now time.Time) time.Time {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.current(now) {

@@ -43,37 +43,39 @@ func TestFailuresLoggedOncePerRun(t *testing.T) {
 	}
 }
 
-func TestFreshAsOf(t *testing.T) {
+// TestJudgedAtFreezesWhileTheViewIsStale: now while every watch is open and caught up, else
+// the moment the view went stale.
+func TestJudgedAtFreezesWhileTheViewIsStale(t *testing.T) {
 	now := t0
 	h := newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), func() time.Time { return now })
 	a, b := h.scope(leaseSource{}.resource()), h.scope(leaseSource{}.resource())
-	if got := h.FreshAsOf(now); !got.Equal(t0) {
+	if got := h.JudgedAt(now); !got.Equal(t0) {
 		t.Fatalf("before any watch: %v", got)
 	}
 	a.listed()
 	b.listed()
 	a.opened(false)
 	now = now.Add(10 * time.Second)
-	if got := h.FreshAsOf(now); !got.Equal(t0) {
+	if got := h.JudgedAt(now); !got.Equal(t0) {
 		t.Fatal("fresh with only one of two watches open")
 	}
 	b.opened(false)
-	if got := h.FreshAsOf(now); !got.Equal(now) {
+	if got := h.JudgedAt(now); !got.Equal(now) {
 		t.Fatalf("all watches open: got %v want now", got)
 	}
 	lost := now
 	a.closed()
 	now = now.Add(time.Minute)
-	if got := h.FreshAsOf(now); !got.Equal(lost) {
+	if got := h.JudgedAt(now); !got.Equal(lost) {
 		t.Fatalf("after losing a watch: got %v want %v", got, lost)
 	}
 	a.opened(true) // a streaming list is current only after its initial events
 	now = now.Add(5 * time.Second)
-	if got := h.FreshAsOf(now); !got.Equal(lost) {
+	if got := h.JudgedAt(now); !got.Equal(lost) {
 		t.Fatal("streaming list counted as current before its initial-events bookmark")
 	}
 	a.caughtUp()
-	if got := h.FreshAsOf(now); !got.Equal(now) {
+	if got := h.JudgedAt(now); !got.Equal(now) {
 		t.Fatal("not current after the initial-events bookmark")
 	}
 }
@@ -92,7 +94,7 @@ func TestStreamingListsCatchUpPerScope(t *testing.T) {
 	}
 	now = now.Add(10 * time.Second)
 	a.caughtUp()
-	if got := h.FreshAsOf(now); !got.Equal(t0) {
+	if got := h.JudgedAt(now); !got.Equal(t0) {
 		t.Fatalf("one of two streaming lists caught up: view current at %v, want frozen at %v", got, t0)
 	}
 	// The other one fails before its initial events are in, and retries with a plain list
@@ -103,7 +105,7 @@ func TestStreamingListsCatchUpPerScope(t *testing.T) {
 	}
 	b.listed()
 	b.opened(false)
-	if got := h.FreshAsOf(now); !got.Equal(now) {
+	if got := h.JudgedAt(now); !got.Equal(now) {
 		t.Fatalf("both watches open and caught up: got %v, want now", got)
 	}
 }
@@ -134,7 +136,7 @@ func TestRelistAfterOutageStaysFrozen(t *testing.T) {
 	h := newHealth(slog.New(slog.DiscardHandler), newMetrics(prometheus.NewRegistry()), func() time.Time { return now })
 	s := h.scope(leaseSource{}.resource())
 	s.listed() // the initial list is the freshest state before any watch
-	if got := h.FreshAsOf(now.Add(time.Second)); !got.Equal(now) {
+	if got := h.JudgedAt(now.Add(time.Second)); !got.Equal(now) {
 		t.Fatalf("initial list: %v", got)
 	}
 	s.opened(false)
@@ -143,7 +145,7 @@ func TestRelistAfterOutageStaysFrozen(t *testing.T) {
 	s.closed()
 	now = now.Add(time.Minute)
 	s.listed()
-	if got := h.FreshAsOf(now); !got.Equal(lost) {
+	if got := h.JudgedAt(now); !got.Equal(lost) {
 		t.Fatalf("relist during outage moved the view to %v, want frozen at %v", got, lost)
 	}
 }
@@ -163,17 +165,17 @@ func TestResumedWatchRefusedKeepsViewFrozen(t *testing.T) {
 	s.closed() // the API server goes away
 	now = now.Add(58 * time.Second)
 	s.opened(false) // resumed from the old resource version
-	if got := h.FreshAsOf(now); !got.Equal(lost) {
+	if got := h.JudgedAt(now); !got.Equal(lost) {
 		t.Fatalf("resumed watch counted as current before anything arrived: view at %v, want frozen at %v", got, lost)
 	}
 	now = now.Add(time.Millisecond)
 	s.closed() // 410 Gone: the reflector relists
-	if got := h.FreshAsOf(now.Add(time.Second)); !got.Equal(lost) {
+	if got := h.JudgedAt(now.Add(time.Second)); !got.Equal(lost) {
 		t.Fatalf("refused resumed watch moved the view to %v, want frozen at %v", got, lost)
 	}
 	s.listed()
 	s.opened(false) // a watch from the relist's version is current at once
-	if got := h.FreshAsOf(now); !got.Equal(now) {
+	if got := h.JudgedAt(now); !got.Equal(now) {
 		t.Fatalf("watch after a relist: view at %v, want now", got)
 	}
 }
@@ -190,17 +192,17 @@ func TestResumedWatchAccepted(t *testing.T) {
 	s.opened(false)
 	now = now.Add(10 * time.Millisecond)
 	s.delivered()
-	if got := h.FreshAsOf(now); !got.Equal(now) {
+	if got := h.JudgedAt(now); !got.Equal(now) {
 		t.Fatalf("resumed watch after its first event: view at %v, want now", got)
 	}
 	s.closed()
 	lost := now
 	s.opened(false)
-	if got := h.FreshAsOf(now.Add(replayGrace / 2)); !got.Equal(lost) {
+	if got := h.JudgedAt(now.Add(replayGrace / 2)); !got.Equal(lost) {
 		t.Fatalf("quiet resumed watch within replayGrace: view at %v, want %v", got, lost)
 	}
-	if at := now.Add(replayGrace); !h.FreshAsOf(at).Equal(at) {
-		t.Fatalf("quiet resumed watch after replayGrace: view at %v, want %v", h.FreshAsOf(at), at)
+	if at := now.Add(replayGrace); !h.JudgedAt(at).Equal(at) {
+		t.Fatalf("quiet resumed watch after replayGrace: view at %v, want %v", h.JudgedAt(at), at)
 	}
 }
 
@@ -291,12 +293,12 @@ func TestScopeAddedLaterFreezesTheViewWhereItWasAdded(t *testing.T) {
 	added := now
 	b := h.scope(candidateSource{}.resource())
 	now = now.Add(time.Second)
-	if got := h.FreshAsOf(now); !got.Equal(added) {
-		t.Fatalf("while the added scope lists: FreshAsOf %v, want %v (when it was added)", got, added)
+	if got := h.JudgedAt(now); !got.Equal(added) {
+		t.Fatalf("while the added scope lists: JudgedAt %v, want %v (when it was added)", got, added)
 	}
 	b.listed()
 	b.opened(false)
-	if got := h.FreshAsOf(now); !got.Equal(now) {
-		t.Fatalf("both open: FreshAsOf %v, want now", got)
+	if got := h.JudgedAt(now); !got.Equal(now) {
+		t.Fatalf("both open: JudgedAt %v, want now", got)
 	}
 }

@@ -39,8 +39,11 @@ type View interface {
 	HasSynced() bool
 	// Range calls fn for every cached Lease. fn must not modify or retain the record's fields.
 	Range(fn func(*lock.Lease))
-	// FreshAsOf returns the latest time at which the cache is known to match the API server.
-	FreshAsOf(now time.Time) time.Time
+	// JudgedAt returns when its locks are judged at wall time now: now while the view is
+	// current, otherwise the moment it went stale (the latest time at which the cache is
+	// known to match the API server), so a broken watch freezes the judgement where the view
+	// was last known to be true instead of letting every lock expire.
+	JudgedAt(now time.Time) time.Time
 }
 
 // Cache watches lock objects (every kind of lock, and the LeaseCandidates of coordinated

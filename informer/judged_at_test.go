@@ -5,16 +5,9 @@ import (
 	"time"
 )
 
-type asOfView struct{ View }
-
-func (asOfView) FreshAsOf(time.Time) time.Time { return t0 }
-
-// JudgedAt is the view's FreshAsOf, and Staleness how far it lies behind now.
-func TestJudgedAtAndStaleness(t *testing.T) {
+// TestStaleness: how far a judgement time lies behind now, never negative.
+func TestStaleness(t *testing.T) {
 	now := t0.Add(90 * time.Second)
-	if at := JudgedAt(asOfView{}, now); !at.Equal(t0) {
-		t.Errorf("JudgedAt = %v, want FreshAsOf's %v", at, t0)
-	}
 	if s := Staleness(t0, now); s != 90*time.Second {
 		t.Errorf("Staleness = %v, want 90s", s)
 	}

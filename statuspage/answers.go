@@ -9,12 +9,12 @@ import (
 	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
-// The answers to the four routes, judged at informer.JudgedAt: the JSON list and the list
+// The answers to the four routes, judged at the view's JudgedAt: the JSON list and the list
 // page from one scan of the view, a lock's detail from one lookup.
 
 // list is the JSON list: every lock of src matching f, in namespace, name and kind order.
 func list(src Source, now time.Time, f Filter) List {
-	at := informer.JudgedAt(src, now)
+	at := src.JudgedAt(now)
 	out := listHead(src, at, now)
 	if !out.Synced {
 		return out
@@ -33,7 +33,7 @@ func list(src Source, now time.Time, f Filter) List {
 // listPageOf is the list page: the same scan, of which only the rows shown are summarized
 // and formatted.
 func listPageOf(src Source, now time.Time, f Filter) listPage {
-	at := informer.JudgedAt(src, now)
+	at := src.JudgedAt(now)
 	p := listPage{List: listHead(src, at, now), Filter: f, EvaluatedAt: at.UTC().Format(time.RFC3339)}
 	for _, c := range lock.Classes {
 		p.Classes = append(p.Classes, c.String())

@@ -36,7 +36,7 @@ type tenureRow struct {
 	From, To, LastRenew, Held, Gap string
 }
 
-// detailView formats d, judged at at (informer.JudgedAt), its timeline over the window
+// detailView formats d, judged at at (the view's JudgedAt), its timeline over the window
 // named window, span long.
 func detailView(d Detail, at time.Time, span time.Duration, window string) detailPage {
 	judged := at

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/informer/lock"
 )
 
@@ -142,7 +141,7 @@ func (h *Handler) listJSON(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) detailJSON(w http.ResponseWriter, r *http.Request) {
-	d, ok := find(h.src, informer.JudgedAt(h.src, h.now()), r.PathValue("namespace"), r.PathValue("name"), kindOf(r))
+	d, ok := find(h.src, h.src.JudgedAt(h.now()), r.PathValue("namespace"), r.PathValue("name"), kindOf(r))
 	if !ok {
 		h.writeJSON(w, http.StatusNotFound, map[string]string{"error": notFound(r)})
 		return
@@ -180,7 +179,7 @@ func (h *Handler) detailPage(w http.ResponseWriter, r *http.Request) {
 		render(w, h.logger, h.prefix, http.StatusBadRequest, "badrequest", fmt.Sprintf("window %q is not one the timeline offers: use one of %s", window, windowNames()))
 		return
 	}
-	at := informer.JudgedAt(h.src, h.now())
+	at := h.src.JudgedAt(h.now())
 	d, ok := find(h.src, at, r.PathValue("namespace"), r.PathValue("name"), kindOf(r))
 	if !ok {
 		render(w, h.logger, h.prefix, http.StatusNotFound, "notfound", notFound(r))

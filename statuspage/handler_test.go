@@ -29,7 +29,7 @@ type view struct {
 }
 
 func (v view) HasSynced() bool                       { return v.synced }
-func (v view) FreshAsOf(now time.Time) time.Time     { return now }
+func (v view) JudgedAt(now time.Time) time.Time      { return now }
 func (v view) WatchingCandidates() bool              { return false }
 func (v view) RangeCandidates(func(*lock.Candidate)) {}
 func (v view) RangeDeleted(func(*lock.Tombstone))    {}
@@ -328,7 +328,7 @@ type frozenView struct {
 	frozen time.Time
 }
 
-func (v frozenView) FreshAsOf(now time.Time) time.Time {
+func (v frozenView) JudgedAt(now time.Time) time.Time {
 	if now.After(v.frozen) {
 		return v.frozen
 	}
@@ -351,7 +351,7 @@ func TestStaleViewIsJudgedWhenTheWatchBroke(t *testing.T) {
 	}
 }
 
-// The detail page says when it judged the lock: the judgement's time (informer.JudgedAt),
+// The detail page says when it judged the lock: the judgement's time (the view's JudgedAt),
 // not one rebuilt from the renew age, which a lock without a renewTime does not have.
 func TestDetailPageSaysWhenItJudged(t *testing.T) {
 	o := fake.NewObserver(lock.DefaultHistory)

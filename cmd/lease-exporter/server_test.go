@@ -17,7 +17,7 @@ type fakeView struct{ synced bool }
 
 func (v fakeView) HasSynced() bool                            { return v.synced }
 func (fakeView) Range(func(*lock.Lease))                      {}
-func (fakeView) FreshAsOf(now time.Time) time.Time            { return now }
+func (fakeView) JudgedAt(now time.Time) time.Time             { return now }
 func (fakeView) WatchingCandidates() bool                     { return false }
 func (fakeView) RangeCandidates(func(*lock.Candidate))        {}
 func (fakeView) RangeDeleted(func(*lock.Tombstone))           {}

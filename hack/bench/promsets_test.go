@@ -123,4 +123,4 @@ func (v view) Range(fn func(*lock.Lease)) {
 		fn(l)
 	}
 }
-func (v view) FreshAsOf(now time.Time) time.Time { return now }
+func (v view) JudgedAt(now time.Time) time.Time { return now }

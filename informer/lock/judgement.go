@@ -4,7 +4,7 @@ import "time"
 
 // The judgement of a lock lives here and only here: whether it is held, whether its holder's
 // clock is skewed beyond what it tolerates, and whether a LeaseCandidate is fresh, at a given
-// moment (as of when is the view's: informer.JudgedAt). The metrics (collector), the status
+// moment (as of when is the view's: informer.View.JudgedAt). The metrics (collector), the status
 // page (statuspage) and the alert rules (judgement_rules_test.go runs the rules against these
 // functions) read it from here, so the page, the metrics and the alerts cannot disagree.
 

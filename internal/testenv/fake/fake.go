@@ -36,7 +36,7 @@ func NewOneLeaseView() OneLeaseView {
 }
 
 func (v OneLeaseView) HasSynced() bool                       { return true }
-func (v OneLeaseView) FreshAsOf(now time.Time) time.Time     { return now }
+func (v OneLeaseView) JudgedAt(now time.Time) time.Time      { return now }
 func (v OneLeaseView) WatchingCandidates() bool              { return false }
 func (v OneLeaseView) RangeCandidates(func(*lock.Candidate)) {}
 func (v OneLeaseView) RangeDeleted(func(*lock.Tombstone))    {}
