@@ -1,7 +1,6 @@
 package statuspage
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -29,8 +28,10 @@ type nodeSummary struct {
 	Buckets      []bucket
 	// ListURL lists every heartbeat; UnhealthyURL those not held (expired or released).
 	ListURL, UnhealthyURL string
-	// overdue collects them all before the most overdue are kept.
+	// overdue collects them all before the most overdue are kept; at is when they were
+	// judged (Unix µs).
 	overdue []overdueNode
+	at      int64
 }
 
 type standingCount struct {
@@ -44,7 +45,7 @@ type overdueNode struct {
 	// renewTime; PastExpiry how long ago its lease ran out (lock.PastExpiry), "" unless it
 	// expired.
 	Age, PastExpiry string
-	ageµ            int64
+	lease           *lock.Lease
 }
 
 // bucket is a bar of the histogram in viewBox units (600 × 150).
@@ -63,23 +64,22 @@ func (s *nodeSummary) add(l *lock.Lease, atµ int64) {
 		return
 	}
 	n := overdueNode{Name: l.Name(), URL: lockURL(l.Namespace(), l.Name(), l.Kind().String()), Holder: l.Holder,
-		Standing: st.String(), Age: "never renewed", ageµ: math.MaxInt64}
+		Standing: st.String(), Age: "never renewed", lease: l}
 	if age, ok := l.RenewAge(atµ); ok {
 		a := float64(age) / 1e6
-		n.Age, n.ageµ = seconds(&a), age
+		n.Age = seconds(&a)
 	}
 	if past, ok := l.PastExpiry(atµ); ok {
 		p := float64(past) / 1e6
 		n.PastExpiry = seconds(&p)
 	}
-	s.overdue = append(s.overdue, n)
+	s.overdue, s.at = append(s.overdue, n), atµ
 }
 
 // finish keeps the most overdue heartbeats and draws the histogram.
 func (s *nodeSummary) finish() {
-	slices.SortFunc(s.overdue, func(a, b overdueNode) int {
-		return cmp.Or(cmp.Compare(b.ageµ, a.ageµ), cmp.Compare(a.Name, b.Name))
-	})
+	rank := lock.MoreOverdue(s.at)
+	slices.SortFunc(s.overdue, func(a, b overdueNode) int { return rank(a.lease, b.lease) })
 	s.OverdueNodes = s.overdue[:min(len(s.overdue), maxOverdueNodes)]
 	s.ListURL, s.UnhealthyURL = "/leases?class=node-heartbeat", "/leases?class=node-heartbeat&unhealthy=1"
 	for _, st := range lock.Standings {

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"cmp"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -50,15 +48,7 @@ func (s *nodeSummary) print(w io.Writer, at time.Time) error {
 		return nil
 	}
 	atµ := at.UnixMicro()
-	age := func(l *lock.Lease) int64 {
-		if a, ok := l.RenewAge(atµ); ok {
-			return a
-		}
-		return math.MaxInt64 // never renewed: the most overdue
-	}
-	slices.SortFunc(s.overdue, func(a, b *lock.Lease) int {
-		return cmp.Or(cmp.Compare(age(b), age(a)), strings.Compare(a.Name(), b.Name()))
-	})
+	slices.SortFunc(s.overdue, lock.MoreOverdue(atµ))
 	shown := s.overdue[:min(len(s.overdue), maxOverdueShown)]
 	fmt.Fprintf(w, " The %d most overdue of %d (--class node-heartbeat lists them all):\n", len(shown), len(s.overdue))
 	var rows [][]any

@@ -1,7 +1,10 @@
 package lock
 
 import (
+	"cmp"
+	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -25,4 +28,17 @@ func (l *Lease) RenewAge(at int64) (µs int64, ok bool) {
 func RenewAgeBucket(µs int64) int {
 	i, _ := slices.BinarySearch(RenewAgeBuckets[:], time.Duration(µs)*time.Microsecond)
 	return i
+}
+
+// MoreOverdue orders locks judged at at (Unix µs) as lists of overdue node heartbeats show
+// them, the most overdue first: the longest since its renewal first (never renewed first of
+// all), then by name. The status page and kubectl lease rank them with it alike.
+func MoreOverdue(at int64) func(a, b *Lease) int {
+	age := func(l *Lease) int64 {
+		if µs, ok := l.RenewAge(at); ok {
+			return µs
+		}
+		return math.MaxInt64
+	}
+	return func(a, b *Lease) int { return cmp.Or(cmp.Compare(age(b), age(a)), strings.Compare(a.Name(), b.Name())) }
 }

@@ -1,6 +1,7 @@
 package lock
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -54,5 +55,28 @@ func TestPastExpiry(t *testing.T) {
 	l.Holder = ""
 	if _, ok := l.PastExpiry(t0.Add(time.Minute).UnixMicro()); ok {
 		t.Error("a released lock has a past expiry")
+	}
+}
+
+// MoreOverdue ranks node heartbeats the most overdue first: never renewed, then the longest
+// since its renewal, then by name.
+func TestMoreOverdueRanksNeverRenewedThenOldestThenByName(t *testing.T) {
+	at := t0.Add(time.Hour).UnixMicro()
+	named := func(name string, renew time.Time) *Lease {
+		raw := rawLease("u-"+name, "1", "kubelet", renew)
+		raw.Name = name
+		return Project(raw)
+	}
+	never := named("never", t0)
+	never.HasRenewTime, never.ObservedRenewTime = false, 0
+	old, b, a := named("old", t0), named("b", t0.Add(30*time.Minute)), named("a", t0.Add(30*time.Minute))
+	got := []*Lease{a, b, old, never}
+	slices.SortFunc(got, MoreOverdue(at))
+	var names []string
+	for _, l := range got {
+		names = append(names, l.Name())
+	}
+	if want := []string{"never", "old", "a", "b"}; !slices.Equal(names, want) {
+		t.Errorf("ranked %v, want %v", names, want)
 	}
 }
