@@ -14,22 +14,22 @@ type Source interface {
 }
 
 // registered are the collectors on the exporter's registry, one row each, as node_exporter's
-// registerCollector ties a name, its default and its factory: what it exports, when it is on,
-// and how it is built from the cache and the one Settings. The per-lock series are not rows:
-// the exposition handler renders them itself (Collectors.Text and Collectors.Leases).
+// registerCollector ties a collector to its default and its factory: when it is on, and how it
+// is built from the cache and the one Settings; Build keeps the table's order. The per-lock
+// series are not rows: the exposition handler renders them itself (Collectors.Text and
+// Collectors.Leases).
 var registered = []struct {
-	// name says what the collector exports; Build keeps the table's order.
-	name string
 	// on reports whether the settings want it; nil: always.
 	on    func(Settings) bool
 	build func(Source, Settings) prometheus.Collector
 }{
-	{name: "status: lease_exporter_cache_synced, _leases, _watch_stale_seconds, lease_class_locks, lease_class_renew_age_seconds",
-		build: func(src Source, s Settings) prometheus.Collector { return NewStatus(src, s) }},
-	{name: "candidates: coordinated leader election",
-		build: func(src Source, s Settings) prometheus.Collector { return NewCandidates(src, s) }},
-	{name: "expected: lease_expected_present, with --expect",
-		on:    func(s Settings) bool { return len(s.Expected) > 0 },
+	// status: lease_exporter_cache_synced, _leases, _watch_stale_seconds, lease_class_locks,
+	// lease_class_renew_age_seconds.
+	{build: func(src Source, s Settings) prometheus.Collector { return NewStatus(src, s) }},
+	// candidates: coordinated leader election.
+	{build: func(src Source, s Settings) prometheus.Collector { return NewCandidates(src, s) }},
+	// expected: lease_expected_present, with --expect.
+	{on: func(s Settings) bool { return len(s.Expected) > 0 },
 		build: func(src Source, s Settings) prometheus.Collector { return NewExpected(src, s) }},
 }
 
