@@ -21,8 +21,8 @@ deps: ## Install test dependencies (Debian packages, control-plane binaries).
 
 # The release tier's suites. Their files carry the build tag `release`, so `go test ./...`
 # (and `make test`) leaves them out, and `make test-release` runs them: test/node, the
-# longest, in a lane of its own; these, then the Perses render and the matrix suites, one at
-# a time in a second lane beside it.
+# longest, then the Perses render in one lane; these, then the matrix suites, one at a time
+# in a second lane beside it.
 RELEASE_NODE_PKG := ./test/node/
 RELEASE_PKGS := ./test/image/ ./test/release/ ./test/operator/ ./test/thanos/ ./test/krew/
 # Where `make soak` keeps its artifacts (go test -artifacts): the soak's soak.csv.
@@ -47,24 +47,27 @@ test-release: ## The release tier: the image, make release (twice, identical; th
 	@# The operator with its Prometheus, Thanos, Perses and the matrix's minors build one
 	@# after another in the background at the lowest CPU priority, in the order the suites
 	@# need them; a suite that needs one waits for it (each build script is locked and cached).
-	@# Two lanes, so that at most two suites run at once on two cores: test/node alone (its
-	@# output is printed when it ends), and beside it the other release suites one at a time,
-	@# the dashboards drawn in Perses (test/e2e's release-tagged render, over e2e's staged
-	@# elections), then the integration suite on each of the matrix's minors. Each suite runs
-	@# even when one before it failed; the tier fails if any did.
+	@# Two lanes, so that at most two suites run at once on two cores. One: test/node, then the
+	@# dashboards drawn in Perses in Chromium (test/e2e's release-tagged render, over e2e's
+	@# staged elections), which needs the CPU the other lane has left by then; its output is
+	@# printed when it ends. Beside it: the other release suites one at a time, then the
+	@# integration suite on each of the matrix's minors. Each suite runs even when one before
+	@# it failed; the tier fails if any did.
 	assets="$$(hack/deps.sh release | tail -1)" && \
 	{ for b in "hack/tools/build.sh release" hack/prometheus-operator/build.sh hack/thanos/build.sh hack/perses/build.sh $(patsubst %,"hack/kube-binaries/build.sh %",$(KUBE_MATRIX)); do \
 		nice -n 19 $$b 2>&1 >/dev/null | grep --line-buffered -E ': (building|built) '; done & } && \
 	mkdir -p $(ARTIFACTS) && log="$$(mktemp)" && \
-	{ KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -count=1 -tags release -timeout 60m -skip '^$(SOAK_TEST)$$' $(RELEASE_NODE_PKG) >"$$log" 2>&1 & node=$$!; } && \
+	{ ( rc=0; \
+		KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -count=1 -tags release -timeout 60m -skip '^$(SOAK_TEST)$$' $(RELEASE_NODE_PKG) || rc=1; \
+		KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -count=1 -tags release -timeout 20m -run '^TestDashboardsDrawInPerses$$' ./test/e2e/ || rc=1; \
+		exit $$rc ) >"$$log" 2>&1 & node=$$!; } && \
 	rc=0 && \
 	{ KUBEBUILDER_ASSETS="$$assets" $(GO) test -p 1 -race -count=1 -tags release -timeout 40m $(RELEASE_PKGS) || rc=1; } && \
-	{ KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -count=1 -tags release -timeout 20m -run '^TestDashboardsDrawInPerses$$' ./test/e2e/ || rc=1; } && \
 	for v in $(KUBE_MATRIX); do \
 		d="$$(hack/kube-binaries/build.sh $$v | tail -1)" && \
 		KUBEBUILDER_ASSETS="$$d" $(GO) test -race -count=1 -timeout 20m ./test/integration/ || rc=1; \
 	done; \
-	wait $$node || rc=1; echo "--- $(RELEASE_NODE_PKG) (run beside the suites above):"; cat "$$log"; rm -f "$$log"; exit $$rc
+	wait $$node || rc=1; echo "--- $(RELEASE_NODE_PKG), then the Perses render (run beside the suites above):"; cat "$$log"; rm -f "$$log"; exit $$rc
 
 soak: ## The 30-minute soak: the chart's defaults on a real node over 10k Leases at their writers' cadences, memory and goroutines held flat (root). Required before a release and after changes to informer/, collector/ or exposition/; its CSV is kept under /tmp/lease-exporter-artifacts.
 	mkdir -p $(ARTIFACTS)
