@@ -35,7 +35,7 @@ const (
 func testFromARegistry(t *testing.T, c *cluster) {
 	reg := release.StartRegistry(t)
 	dist := release.Build(t, registryVersion)
-	repo, digest := release.Push(t, dist, reg, registryVersion)
+	repo, digest, _ := release.Push(t, dist, reg, registryVersion)
 	keys := release.KeyPair(t)
 	if err := release.Verify(t, keys.Public, repo+"@"+digest); err == nil {
 		t.Fatalf("cosign verify accepted %s@%s before it was signed", repo, digest)

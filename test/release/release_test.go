@@ -34,7 +34,8 @@ const version = "0.1.0" // the version HEAD's chart, Kustomize base and changelo
 //   - the chart is X.Y.Z, deploys image tag vX.Y.Z; the Kustomize tree pins vX.Y.Z;
 //   - pushed to a real OCI registry (CNCF distribution on loopback), the image index keeps its
 //     digest and holds linux/amd64 and linux/arm64, its cosign signature verifies (and an
-//     unsigned or re-signed image fails), and the chart installs from oci:// as helm pulls it.
+//     unsigned or re-signed image fails), the chart's too (by the digest helm push printed,
+//     as the release workflow reads it), and the chart installs from oci:// as helm pulls it.
 func TestReleaseIsReproducibleSignedAndInstallableFromARegistry(t *testing.T) {
 	relTools := release.Tools(t)
 	dir := release.Clone(t)
@@ -201,9 +202,9 @@ func TestReleaseIsReproducibleSignedAndInstallableFromARegistry(t *testing.T) {
 		}
 	})
 
-	t.Run("RegistryKeepsTheSignedIndexAndServesTheChart", func(t *testing.T) {
+	t.Run("RegistryKeepsTheSignedIndexAndChart", func(t *testing.T) {
 		reg := release.StartRegistry(t)
-		repo, want := release.Push(t, dist, reg, version)
+		repo, want, chart := release.Push(t, dist, reg, version)
 		crane := filepath.Join(relTools, "crane")
 		var index struct {
 			Manifests []struct {
@@ -238,6 +239,18 @@ func TestReleaseIsReproducibleSignedAndInstallableFromARegistry(t *testing.T) {
 		release.Sign(t, otherKeys, ref)
 		if err := release.Verify(t, otherKeys.Public, ref); err != nil {
 			t.Errorf("cosign verify with the other key after it signed: %v", err)
+		}
+
+		// The chart, signed by the digest helm push printed, as the workflow signs it.
+		if err := release.Verify(t, keys.Public, chart); err == nil {
+			t.Fatal("cosign verify accepted the chart before it was signed")
+		}
+		release.Sign(t, keys, chart)
+		if err := release.Verify(t, keys.Public, chart); err != nil {
+			t.Errorf("cosign verify of the signed chart with the release key: %v", err)
+		}
+		if err := release.Verify(t, otherKeys.Public, chart); err == nil {
+			t.Error("cosign verify accepted the chart with another key")
 		}
 
 		helm := tools.Helm(t)

@@ -126,9 +126,10 @@ http:
 
 // Push puts dist's image index (tag vVERSION) in the registry at reg under
 // lease-exporter/lease-exporter and its chart under charts/, as the release workflow does on
-// ghcr.io; it returns the image repository and the index's digest, which it checks the
-// registry kept.
-func Push(t testing.TB, dist, reg, version string) (repo, digest string) {
+// ghcr.io; it returns the image repository, the index's digest, which it checks the registry
+// kept, and the chart's reference by the digest `helm push` printed, read as the workflow
+// reads it to sign the chart.
+func Push(t testing.TB, dist, reg, version string) (repo, digest, chart string) {
 	t.Helper()
 	layout := t.TempDir()
 	Run(t, "", nil, "tar", "-xf", filepath.Join(dist, "lease-exporter_image.oci.tar"), "-C", layout)
@@ -142,9 +143,19 @@ func Push(t testing.TB, dist, reg, version string) (repo, digest string) {
 	if pushed != repo+"@"+digest {
 		t.Fatalf("crane push printed %q, want %s@%s (the digest make release recorded)", pushed, repo, digest)
 	}
-	Run(t, "", tools.HelmEnv(t), tools.Helm(t), "push", "--plain-http",
-		filepath.Join(dist, "lease-exporter-"+version+".tgz"), "oci://"+reg+"/charts")
-	return repo, digest
+	cmd := exec.Command(tools.Helm(t), "push", "--plain-http", filepath.Join(dist, "lease-exporter-"+version+".tgz"), "oci://"+reg+"/charts")
+	cmd.Env = append(os.Environ(), tools.HelmEnv(t)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("helm push: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if d, ok := strings.CutPrefix(line, "Digest: "); ok && strings.HasPrefix(d, "sha256:") {
+			return repo, digest, reg + "/charts/lease-exporter@" + strings.TrimSpace(d)
+		}
+	}
+	t.Fatalf("helm push printed no line \"Digest: sha256:...\", which the release workflow signs:\n%s", out)
+	return "", "", ""
 }
 
 // Run runs name args in dir (with env added) and returns its stdout; it fails the test, with
