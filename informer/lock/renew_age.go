@@ -35,8 +35,8 @@ func RenewAgeBucket(µs int64) int {
 // all), then by name. The status page and kubectl lease rank them with it alike.
 func MoreOverdue(at int64) func(a, b *Lease) int {
 	age := func(l *Lease) int64 {
-		if µs, ok := l.RenewAge(at); ok {
-			return µs
+		if a, ok := l.RenewAge(at); ok {
+			return a
 		}
 		return math.MaxInt64
 	}
