@@ -223,35 +223,30 @@ func TestReleaseIsReproducibleSignedAndInstallableFromARegistry(t *testing.T) {
 			t.Errorf("the pushed index holds %v, want linux/amd64 and linux/arm64", platforms)
 		}
 
+		// signOnlyBy checks what a verifier relies on for ref: refused unsigned, accepted
+		// once signed with the release key, refused for another key.
+		signOnlyBy := func(what, ref string) {
+			if err := release.Verify(t, keys.Public, ref); err == nil {
+				t.Fatalf("cosign verify accepted the %s before it was signed", what)
+			}
+			release.Sign(t, keys, ref)
+			if err := release.Verify(t, keys.Public, ref); err != nil {
+				t.Errorf("cosign verify of the signed %s with the release key: %v", what, err)
+			}
+			if err := release.Verify(t, otherKeys.Public, ref); err == nil {
+				t.Errorf("cosign verify accepted the %s with another key", what)
+			}
+		}
 		ref := repo + "@" + want
-		if err := release.Verify(t, keys.Public, ref); err == nil {
-			t.Fatal("cosign verify accepted the image before it was signed")
-		}
-		release.Sign(t, keys, ref)
-		if err := release.Verify(t, keys.Public, ref); err != nil {
-			t.Errorf("cosign verify of the signed image with the release key: %v", err)
-		}
-		if err := release.Verify(t, otherKeys.Public, ref); err == nil {
-			t.Error("cosign verify accepted the image with another key")
-		}
+		signOnlyBy("image", ref)
 		// Re-signed by someone else: the release key still verifies only its own signature,
 		// and the other key's signature does not pass for the release key's.
 		release.Sign(t, otherKeys, ref)
 		if err := release.Verify(t, otherKeys.Public, ref); err != nil {
 			t.Errorf("cosign verify with the other key after it signed: %v", err)
 		}
-
 		// The chart, signed by the digest helm push printed, as the workflow signs it.
-		if err := release.Verify(t, keys.Public, chart); err == nil {
-			t.Fatal("cosign verify accepted the chart before it was signed")
-		}
-		release.Sign(t, keys, chart)
-		if err := release.Verify(t, keys.Public, chart); err != nil {
-			t.Errorf("cosign verify of the signed chart with the release key: %v", err)
-		}
-		if err := release.Verify(t, otherKeys.Public, chart); err == nil {
-			t.Error("cosign verify accepted the chart with another key")
-		}
+		signOnlyBy("chart", chart)
 
 		helm := tools.Helm(t)
 		henv := tools.HelmEnv(t)
