@@ -42,6 +42,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/ksm"
 )
 
 func main() {
@@ -108,7 +109,7 @@ func run(ctx context.Context, logger *slog.Logger) error {
 			return err
 		}
 		if slices.ContainsFunc(pc.sets, func(c candidate) bool { return c.ksm }) {
-			if pc.ksmBin, err = buildKSM(); err != nil {
+			if pc.ksmBin, err = ksm.Build(); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/lease-exporter/lease-exporter/internal/testenv/ksm"
 )
 
 // promConfig is what the -prometheus mode needs besides the cluster.
@@ -72,13 +74,13 @@ func measureProm(ctx context.Context, cl *cluster, n int, pc promConfig) (PromRu
 		return r, err
 	}
 	defer exp.killIfRunning()
-	var ksm *ksmProc
+	var kp *ksm.Process
 	if pc.ksmBin != "" {
 		log.Info("starting kube-state-metrics")
-		if ksm, err = startKSM(ctx, pc.ksmBin, pc.kubeconfig, work, n); err != nil {
+		if kp, err = ksm.Start(ctx, pc.ksmBin, pc.kubeconfig, work, n); err != nil {
 			return r, err
 		}
-		defer ksm.stop()
+		defer kp.Stop()
 	}
 	var insts []*promInst
 	defer func() {
@@ -90,7 +92,7 @@ func measureProm(ctx context.Context, cl *cluster, n int, pc promConfig) (PromRu
 		target := exp.Addr()
 		switch {
 		case set.ksm:
-			target = strings.TrimPrefix(ksm.url, "http://")
+			target = strings.TrimPrefix(kp.URL, "http://")
 		case set.source != nil && !set.relabel:
 			f, err := startFilter(exp, set.keeper())
 			if err != nil {
@@ -119,8 +121,8 @@ func measureProm(ctx context.Context, cl *cluster, n int, pc promConfig) (PromRu
 		app0[i] = s["prometheus_tsdb_head_samples_appended_total"]
 	}
 	start, expCPU0, ksmCPU0 := time.Now(), exp.cpuSeconds(), 0.0
-	if ksm != nil {
-		ksmCPU0 = cpuOf(ksm.pid())
+	if kp != nil {
+		ksmCPU0 = cpuOf(kp.Pid())
 	}
 	churned := make(chan churnStats, 1)
 	go func() { churned <- churn(ctx, cl, n, pc.churnRate, pc.window, pc.workers, nil, pc.logger) }()
@@ -131,9 +133,9 @@ func measureProm(ctx context.Context, cl *cluster, n int, pc promConfig) (PromRu
 	r.Load1Min, r.Load1Mean, r.Load1Max = stats(loads)
 	r.ExporterCPU = (exp.cpuSeconds() - expCPU0) / elapsed
 	r.ExporterRSS, r.ExporterPeakRSS = exp.memory()
-	if ksm != nil {
-		r.KSMCPU = (cpuOf(ksm.pid()) - ksmCPU0) / elapsed
-		r.KSMRSS, r.KSMPeakRSS = memoryOf(ksm.pid())
+	if kp != nil {
+		r.KSMCPU = (cpuOf(kp.Pid()) - ksmCPU0) / elapsed
+		r.KSMRSS, r.KSMPeakRSS = memoryOf(kp.Pid())
 	}
 	for i, pi := range insts {
 		s, err := pi.final(cpuOf(pi.p.Pid())-cpu0[i], pc.window)
@@ -143,7 +145,7 @@ func measureProm(ctx context.Context, cl *cluster, n int, pc promConfig) (PromRu
 		s.AppendedInWindow -= app0[i]
 		r.Sets = append(r.Sets, s)
 	}
-	if err := r.account(exp, ksm, pc.sets); err != nil {
+	if err := r.account(exp, kp, pc.sets); err != nil {
 		return r, err
 	}
 	for i, pi := range insts { // last: writing a block costs CPU and memory
@@ -220,7 +222,7 @@ func (pi *promInst) final(cpu float64, window time.Duration) (PromSet, error) {
 // account counts what each set keeps of one scrape of its source, and checks that the
 // exporter received every renewal (its modified events against the renewals applied),
 // scraping again for a few seconds while the last batch may still be on its way.
-func (r *PromRun) account(exp *proc, ksm *ksmProc, sets []candidate) error {
+func (r *PromRun) account(exp *proc, kp *ksm.Process, sets []candidate) error {
 	var body []byte
 	for try := range 5 {
 		var err error
@@ -235,8 +237,8 @@ func (r *PromRun) account(exp *proc, ksm *ksmProc, sets []candidate) error {
 	}
 	var ksmBody []byte
 	var err error
-	if ksm != nil {
-		if ksmBody, err = ksm.scrape(); err != nil {
+	if kp != nil {
+		if ksmBody, err = kp.Scrape(); err != nil {
 			return err
 		}
 	}

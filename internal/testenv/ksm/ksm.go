@@ -1,10 +1,14 @@
-package main
+// Package ksm runs the real kube-state-metrics (hack/tools/ksm/build.sh builds it from the Go
+// module proxy) for Leases only: the reference hack/bench measures the exporter's cost against
+// and one of the rule sets hack/detect pages with.
+package ksm
 
 import (
 	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,29 +19,35 @@ import (
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 )
 
-// ksmProc is a running kube-state-metrics, the reference the -prometheus mode compares
-// the exporter's metric sets with.
-type ksmProc struct {
+// Process is a running kube-state-metrics.
+type Process struct {
+	URL  string // http://host:port of its /metrics
 	cmd  *exec.Cmd
-	url  string
 	done chan struct{}
 }
 
-// buildKSM runs hack/tools/ksm/build.sh (cached; minutes cold) and returns the binary.
-func buildKSM() (string, error) {
-	cmd := exec.Command("hack/tools/ksm/build.sh")
+// scrapeClient never decompresses, so a scrape moves and measures the bytes Prometheus would.
+var scrapeClient = &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{DisableCompression: true}}
+
+// Build runs hack/tools/ksm/build.sh (cached; minutes cold) and returns the binary.
+func Build() (string, error) {
+	root, err := exporterproc.ModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(filepath.Join(root, "hack/tools/ksm/build.sh"))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("hack/tools/ksm/build.sh (run from the repository root): %w", err)
+		return "", fmt.Errorf("hack/tools/ksm/build.sh: %w", err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return lines[len(lines)-1], nil
 }
 
-// startKSM runs kube-state-metrics for Leases only, with its log in dir, and returns once
-// its /metrics shows at least n Leases (its informer has synced).
-func startKSM(ctx context.Context, bin, kubeconfig, dir string, n int) (*ksmProc, error) {
+// Start runs kube-state-metrics for Leases only, with its log in dir, and returns once its
+// /metrics shows at least n Leases (its informer has synced).
+func Start(ctx context.Context, bin, kubeconfig, dir string, n int) (*Process, error) {
 	port, err := exporterproc.FreePort()
 	if err != nil {
 		return nil, err
@@ -59,7 +69,7 @@ func startKSM(ctx context.Context, bin, kubeconfig, dir string, n int) (*ksmProc
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start kube-state-metrics: %w", err)
 	}
-	k := &ksmProc{cmd: cmd, url: fmt.Sprintf("http://127.0.0.1:%d", port), done: make(chan struct{})}
+	k := &Process{cmd: cmd, URL: fmt.Sprintf("http://127.0.0.1:%d", port), done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); close(k.done) }()
 	start := time.Now()
 	for {
@@ -70,25 +80,26 @@ func startKSM(ctx context.Context, bin, kubeconfig, dir string, n int) (*ksmProc
 		case <-k.done:
 			return nil, fmt.Errorf("kube-state-metrics exited during start; log in %s", logf.Name())
 		case <-ctx.Done():
-			k.stop()
+			k.Stop()
 			return nil, ctx.Err()
 		case <-time.After(time.Second):
 		}
 		if time.Since(start) > 5*time.Minute {
-			k.stop()
+			k.Stop()
 			return nil, fmt.Errorf("kube-state-metrics shows fewer than %d Leases after 5m; log in %s", n, logf.Name())
 		}
 	}
 }
 
 // leases counts the kube_lease_owner series of one scrape.
-func (k *ksmProc) leases() (int, error) {
-	body, err := k.scrape()
+func (k *Process) leases() (int, error) {
+	body, err := k.Scrape()
 	return bytes.Count(body, []byte("\nkube_lease_owner{")), err
 }
 
-func (k *ksmProc) scrape() ([]byte, error) {
-	resp, err := scrapeClient.Get(k.url + "/metrics")
+// Scrape returns one /metrics body.
+func (k *Process) Scrape() ([]byte, error) {
+	resp, err := scrapeClient.Get(k.URL + "/metrics")
 	if err != nil {
 		return nil, err
 	}
@@ -96,11 +107,12 @@ func (k *ksmProc) scrape() ([]byte, error) {
 	return io.ReadAll(resp.Body)
 }
 
-func (k *ksmProc) pid() int { return k.cmd.Process.Pid }
+// Pid is the process's.
+func (k *Process) Pid() int { return k.cmd.Process.Pid }
 
-// stop terminates kube-state-metrics and waits for it; its process group is killed after
+// Stop terminates kube-state-metrics and waits for it; its process group is killed after
 // 10 s.
-func (k *ksmProc) stop() {
+func (k *Process) Stop() {
 	_ = k.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-k.done:
