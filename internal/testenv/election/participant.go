@@ -159,5 +159,11 @@ func (p *Participant) Stop() {
 	}
 }
 
+// Kill ends the process with SIGKILL, as a crash or an OOM kill would: it does not release.
+func (p *Participant) Kill() {
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
 // Logs is what the process wrote to stderr (client-go's klog).
 func (p *Participant) Logs() string { return p.stderr.String() }
