@@ -7,7 +7,7 @@ ASSETS = $(shell hack/deps.sh | tail -1)
 # Older Kubernetes minors the integration suite also runs on (docs/compatibility.md says why).
 KUBE_MATRIX := 1.35 1.34
 
-.PHONY: help build test test-release soak node-scale mixin fuzz vuln-selftest unit lint bench bench-prom demo deps generate krew clean
+.PHONY: help build test test-release soak node-scale mixin fuzz vuln-selftest unit lint bench bench-prom bench-alerts demo deps generate krew clean
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -32,16 +32,19 @@ ARTIFACTS ?= /tmp/lease-exporter-artifacts
 SOAK_TEST := TestSoak10kLeasesOnChartDefaults
 
 test: lint ## The fast tier, CI's: unit, integration, e2e with real Prometheus and Alertmanager, reliability, deploy rendering, demo, dashboards, mixin, bench smoke, fuzz, vulnerability self-test (Kubernetes 1.36).
-	@# The fuzzers and the vulnerability-scan self-test (CPU-bound compiles, no timing) run
-	@# beside the suites at the lowest CPU priority, in what the timing-bound suites leave
-	@# idle (docs/compatibility.md, "What it costs").
+	@# The builds of the controller-runtime manager (internal/testenv/election waits for
+	@# it) and of kube-state-metrics (for hack/detect -smoke, last), the fuzzers and the
+	@# vulnerability-scan self-test (CPU-bound compiles, no timing) run beside the suites at
+	@# the lowest CPU priority, in what the timing-bound suites leave idle
+	@# (docs/compatibility.md, "What it costs").
 	assets="$$(hack/deps.sh | tail -1)" && \
-	log="$$(mktemp)" && { nice -n 19 $(MAKE) --no-print-directory fuzz vuln-selftest >"$$log" 2>&1 & bg=$$!; } && \
+	log="$$(mktemp)" && { nice -n 19 sh -c 'hack/tools/crmanager/build.sh >/dev/null && hack/tools/ksm/build.sh >/dev/null && $(MAKE) --no-print-directory fuzz vuln-selftest' >"$$log" 2>&1 & bg=$$!; } && \
 	rc=0 && { KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -count=1 -timeout 40m ./... && \
 		hack/dashcheck/check.sh && \
 		(cd hack/mixin && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -count=1 ./...) && \
-		KUBEBUILDER_ASSETS="$$assets" $(GO) run ./hack/bench -smoke; } || rc=1; \
-	wait $$bg || rc=1; echo "--- fuzz and vuln-selftest (run beside the suites):"; cat "$$log"; rm -f "$$log"; exit $$rc
+		KUBEBUILDER_ASSETS="$$assets" $(GO) run ./hack/bench -smoke && \
+		KUBEBUILDER_ASSETS="$$assets" $(GO) run ./hack/detect -smoke; } || rc=1; \
+	wait $$bg || rc=1; echo "--- crmanager and kube-state-metrics builds, fuzz and vuln-selftest (run beside the suites):"; cat "$$log"; rm -f "$$log"; exit $$rc
 
 test-release: ## The release tier: the image, make release (twice, identical; through a real registry), the chart on a real node (with 100k Leases and faults in the Pod), the Prometheus Operator, Thanos, the krew manifest, every shipped dashboard drawn in Perses in Chromium, and the integration suite on Kubernetes 1.35 and 1.34. Must pass before a change to the Dockerfile, deploy/, mixin/, the node harness, the Kubernetes versions or chart defaults is done.
 	@# The operator with its Prometheus, Thanos, Perses and the matrix's minors build one
@@ -112,6 +115,9 @@ bench: ## Micro-benchmarks, then the end-to-end benchmark against a local contro
 
 bench-prom: ## What each metric set costs a real Prometheus, side by side with kube-state-metrics, at 50k and 100k Leases (~25 min).
 	KUBEBUILDER_ASSETS="$(ASSETS)" $(GO) run ./hack/bench -leases 50000,100000 -prometheus 10m
+
+bench-alerts: ## What the alerts catch: every fault of docs/detection.md on real electors, ours beside the self-report and kube-state-metrics rules, into docs/detection.json, .md and .svg (~40 min; after make test).
+	KUBEBUILDER_ASSETS="$$(hack/deps.sh | tail -1)" $(GO) run ./hack/detect
 
 demo: ## Start a local control plane with live elections, the exporter, Prometheus and Alertmanager.
 	KUBEBUILDER_ASSETS="$$(hack/deps.sh demo | tail -1)" $(GO) run ./hack/demo

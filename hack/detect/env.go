@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/ksm"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/promstack"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
+)
+
+// environment is everything the faults share: one control plane, one exporter, one
+// kube-state-metrics, one Prometheus holding the three rule sets and one Alertmanager whose
+// webhook is the receiver.
+type environment struct {
+	dir          string
+	suite        *testsuite.Suite
+	exporter     *exporterproc.Exporter
+	exporterArgs []string
+	ksm          *ksm.Process
+	am, prom     *promstack.Process
+	recv         *receiver
+	targets      *targets
+	participant  string // the client-go participant binary
+	manager      string // the controller-runtime manager binary
+	settings     Settings
+}
+
+// checkTools names what provides each outside program before anything starts.
+func checkTools(smoke bool) error {
+	var missing []string
+	for bin, from := range map[string]string{
+		"prometheus":              "Debian's prometheus (hack/deps.sh)",
+		"prometheus-alertmanager": "Debian's prometheus-alertmanager (hack/deps.sh)",
+	} {
+		if _, err := exec.LookPath(bin); err != nil {
+			missing = append(missing, bin+": install "+from)
+		}
+	}
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		missing = append(missing, "KUBEBUILDER_ASSETS is unset: run through make bench-alerts, or set it to $(hack/deps.sh | tail -1)")
+	}
+	if !smoke {
+		if err := election.CheckPython(true); err != nil {
+			missing = append(missing, err.Error())
+		}
+	}
+	if len(missing) > 0 {
+		return errors.New("missing components:\n  " + strings.Join(missing, "\n  "))
+	}
+	return nil
+}
+
+// start brings the environment up in dir; on error it has stopped what it started.
+func start(ctx context.Context, dir string, s Settings, expect []string, short, manager bool) (_ *environment, err error) {
+	e := &environment{dir: dir, settings: s, recv: newReceiver()}
+	defer func() {
+		if err != nil {
+			e.stop()
+		}
+	}()
+	// The coordinated election's fault needs the API server to serve LeaseCandidates and keep
+	// spec.strategy and preferredHolder (CoordinatedLeaderElection).
+	if e.suite, err = testsuite.Start(dir, testsuite.Options{ControlPlane: controlplane.Options{
+		APIServerArgs: []string{"--feature-gates=CoordinatedLeaderElection=true", "--runtime-config=coordination.k8s.io/v1beta1=true"},
+	}}); err != nil {
+		return nil, err
+	}
+	if e.participant, err = election.BuildParticipant(ctx, dir); err != nil {
+		return nil, err
+	}
+	if manager {
+		if e.manager, err = election.BuildManager(ctx); err != nil {
+			return nil, fmt.Errorf("%w (hack/tools/crmanager/build.sh builds it)", err)
+		}
+	}
+	ksmBin, err := ksm.Build()
+	if err != nil {
+		return nil, err
+	}
+	if e.ksm, err = ksm.Start(ctx, ksmBin, e.suite.CP.KubeconfigPath(), dir, 0); err != nil {
+		return nil, err
+	}
+	port, err := exporterproc.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	// Every lock kind the electors use (the Python client's ConfigMapLock) and the lock the
+	// missing-lock fault deletes; a fixed port, so a restart keeps its scrape target.
+	e.exporterArgs = []string{"--kubeconfig=" + e.suite.CP.KubeconfigPath(), "--locks=leases,configmaps",
+		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port)}
+	for _, x := range expect {
+		e.exporterArgs = append(e.exporterArgs, "--expect="+x)
+	}
+	if err := e.startExporter(ctx); err != nil {
+		return nil, err
+	}
+	rules, err := writeRuleSets(ctx, dir, short)
+	if err != nil {
+		return nil, err
+	}
+	if e.am, err = promstack.StartAlertmanager(ctx, dir, promstack.AlertmanagerOptions{WebhookURL: e.recv.url()}); err != nil {
+		return nil, err
+	}
+	if e.targets, err = newTargets(dir); err != nil {
+		return nil, err
+	}
+	sec := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	if e.prom, err = promstack.StartPrometheus(ctx, dir, promstack.PrometheusOptions{
+		Targets: []string{e.exporter.Addr()}, RuleFiles: rules, AlertmanagerURL: e.am.URL,
+		ScrapeInterval: sec(s.ScrapeIntervalSeconds), EvaluationPeriod: sec(s.EvaluationIntervalSeconds),
+		ScrapeConfigs: fmt.Sprintf("  - job_name: kube-state-metrics\n    static_configs: [{targets: [%q]}]\n", strings.TrimPrefix(e.ksm.URL, "http://")) +
+			e.targets.scrapeConfig(),
+	}); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// startExporter runs the release build with the environment's flags and waits until ready.
+func (e *environment) startExporter(ctx context.Context) error {
+	exp, err := exporterproc.Start(ctx, e.suite.Bin, e.exporterArgs...)
+	if err != nil {
+		return err
+	}
+	if err := exp.WaitReady(ctx, 2*time.Minute); err != nil {
+		exp.Kill()
+		return fmt.Errorf("lease-exporter not ready: %w\n%s", err, exp.Logs())
+	}
+	e.exporter = exp
+	return nil
+}
+
+// stop ends everything, newest first; it copes with a partial start.
+func (e *environment) stop() {
+	for _, p := range []*promstack.Process{e.prom, e.am} {
+		if p != nil {
+			p.Stop()
+		}
+	}
+	if e.exporter != nil {
+		_ = e.exporter.Stop()
+	}
+	if e.ksm != nil {
+		e.ksm.Stop()
+	}
+	e.recv.close()
+	if e.suite != nil {
+		_ = e.suite.Teardown(false)
+	}
+}
+
+// targets is the file Prometheus discovers the electors' own /metrics from, as a PodMonitor
+// would scrape their Pods: the target labels namespace and pod.
+type targets struct {
+	path string
+	mu   sync.Mutex
+	set  map[string]map[string]string
+}
+
+func newTargets(dir string) (*targets, error) {
+	t := &targets{path: filepath.Join(dir, "electors.json"), set: map[string]map[string]string{}}
+	return t, t.write()
+}
+
+func (t *targets) scrapeConfig() string {
+	return fmt.Sprintf("  - job_name: electors\n    file_sd_configs: [{files: [%q], refresh_interval: 1s}]\n", t.path)
+}
+
+// add makes addr a target as Pod pod of namespace; remove takes it away again, as a Pod's
+// deletion takes it out of service discovery.
+func (t *targets) add(addr, namespace, pod string) error {
+	return t.update(addr, map[string]string{"namespace": namespace, "pod": pod})
+}
+
+func (t *targets) remove(addr string) error { return t.update(addr, nil) }
+
+func (t *targets) update(addr string, labels map[string]string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if labels == nil {
+		delete(t.set, addr)
+	} else {
+		t.set[addr] = labels
+	}
+	return t.write()
+}
+
+// write replaces the file in one rename, so Prometheus never reads half of it.
+func (t *targets) write() error {
+	type group struct {
+		Targets []string          `json:"targets"`
+		Labels  map[string]string `json:"labels"`
+	}
+	groups := []group{}
+	for addr, labels := range t.set {
+		groups = append(groups, group{[]string{addr}, labels})
+	}
+	b, err := json.Marshal(groups)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(t.path+".tmp", b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(t.path+".tmp", t.path)
+}
