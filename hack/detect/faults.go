@@ -44,8 +44,8 @@ func catalogue() []faultDef {
 				return p.Kill, nil
 			}, "", "worker")},
 		{id: "kill-controller-runtime", title: "The only controller-runtime manager SIGKILLed", elector: "controller-runtime", mustPage: true, lease: components.LeaseDuration,
-			run: killOnly(func(ctx context.Context, t *trial, pod string) (func(), error) {
-				m, err := t.manager(ctx, "operator-lock", pod)
+			run: killOnly(func(ctx context.Context, t *trial, _ string) (func(), error) {
+				m, err := t.manager(ctx, "operator-lock")
 				if err != nil {
 					return nil, err
 				}

@@ -138,10 +138,15 @@ func outcomeCell(f Fault, o Outcome) string {
 		cell += named(o.Alerts)
 	case f.MustPage:
 		return "missed"
-	case len(o.False) == 0:
+	case len(o.False) == 0 && len(o.Other) == 0:
 		return "—"
+	case len(o.False) == 0:
+		return fmt.Sprintf("— (other: ×%d%s)", len(o.Other), named(alertnames(o.Other)))
 	default:
 		cell = fmt.Sprintf("**false page** ×%d", len(o.False)) + named(alertnames(o.False))
+		if len(o.Other) > 0 {
+			cell += fmt.Sprintf(" · other: ×%d%s", len(o.Other), named(alertnames(o.Other)))
+		}
 	}
 	if o.ResolveSeconds != nil {
 		cell += " · resolved " + seconds(*o.ResolveSeconds)
@@ -150,11 +155,12 @@ func outcomeCell(f Fault, o Outcome) string {
 }
 
 func summaryLine(r *Results, s RuleSet) string {
-	var must, paged, falses int
+	var must, paged, falses, others int
 	var times []float64
 	for _, f := range r.Faults {
 		o := f.Results[s.ID]
 		falses += len(o.False)
+		others += len(o.Other)
 		if !f.Ran || !f.MustPage {
 			continue
 		}
@@ -175,8 +181,8 @@ func summaryLine(r *Results, s RuleSet) string {
 	if len(times) > 0 {
 		med = seconds(median(times))
 	}
-	return fmt.Sprintf("- **%s**: paged %d/%d must-page faults, %d false notifications, median time to page %s",
-		cellText(setName(s)), paged, must, falses, med)
+	return fmt.Sprintf("- **%s**: paged %d/%d must-page faults, %d false pages, %d other pages on must-not-page faults, median time to page %s",
+		cellText(setName(s)), paged, must, falses, others, med)
 }
 
 func median(xs []float64) float64 {

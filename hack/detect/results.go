@@ -71,8 +71,13 @@ type Outcome struct {
 	// came, or there was no repair).
 	PageSeconds    *float64 `json:"page_seconds"`
 	ResolveSeconds *float64 `json:"resolve_seconds"`
-	// False are the notifications that should not have come: any on a must-not-page row.
+	// False are the pages that should not have come: a leadership alert on a must-not-page
+	// row (the rows that must not page say so of leadership alerts), or any alert before a
+	// must-page row's fault.
 	False []Notification `json:"false"`
+	// Other are the pages on a must-not-page row of alerts about something besides the
+	// election (otherAlerts: a clock, a write rate, the monitoring itself), shown, not counted.
+	Other []Notification `json:"other"`
 }
 
 // Notification is one alert in one webhook delivery from Alertmanager.

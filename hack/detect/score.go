@@ -51,7 +51,7 @@ func score(faults []*Fault, spans []span, all []Notification) []Notification {
 	for _, f := range faults {
 		f.Results = map[string]Outcome{}
 		for _, s := range ruleSets {
-			f.Results[s.ID] = Outcome{Alerts: []string{}, False: []Notification{}}
+			f.Results[s.ID] = Outcome{Alerts: []string{}, False: []Notification{}, Other: []Notification{}}
 		}
 	}
 	owner := func(p Notification) (*Fault, *span) {
@@ -76,9 +76,14 @@ func score(faults []*Fault, spans []span, all []Notification) []Notification {
 			continue
 		}
 		o := f.Results[p.Set]
-		if !f.MustPage || p.At.Before(f.FaultAt) {
+		switch {
+		case p.At.Before(f.FaultAt):
 			o.False = append(o.False, p)
-		} else {
+		case !f.MustPage && otherAlerts[p.Alertname]:
+			o.Other = append(o.Other, p)
+		case !f.MustPage:
+			o.False = append(o.False, p)
+		default:
 			if !o.Paged {
 				d := p.At.Sub(f.FaultAt).Seconds()
 				o.PageSeconds = &d

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -108,8 +109,14 @@ func (t *trial) participant(ctx context.Context, lease, pod string, tm election.
 	return p, nil
 }
 
-// manager starts a controller-runtime manager for lease, scraped as Pod pod.
-func (t *trial) manager(ctx context.Context, lease, pod string) (*election.Manager, error) {
+// manager starts a controller-runtime manager for lease. It is scraped as the Pod named
+// after this host: controller-runtime's identity is <hostname>_<uuid>, and in a cluster a
+// Pod's hostname is its name, which the split-brain rules match holders to.
+func (t *trial) manager(ctx context.Context, lease string) (*election.Manager, error) {
+	pod, err := os.Hostname()
+	if err != nil {
+		return nil, err
+	}
 	m, err := election.StartManager(ctx, t.e.manager, t.e.suite.CP.KubeconfigPath(), t.ns, lease, election.Components)
 	if err != nil {
 		return nil, err
