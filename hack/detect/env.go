@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
@@ -31,9 +29,9 @@ type environment struct {
 	ksm          *ksm.Process
 	am, prom     *promstack.Process
 	recv         *receiver
-	targets      *targets
-	participant  string // the client-go participant binary
-	manager      string // the controller-runtime manager binary
+	targets      *promstack.FileTargets // the electors' own /metrics, as Pods (trial.go)
+	participant  string                 // the client-go participant binary
+	manager      string                 // the controller-runtime manager binary
 	settings     Settings
 }
 
@@ -113,7 +111,7 @@ func start(ctx context.Context, dir string, s Settings, expect []string, short, 
 	if e.am, err = promstack.StartAlertmanager(ctx, dir, promstack.AlertmanagerOptions{WebhookURL: e.recv.url()}); err != nil {
 		return nil, err
 	}
-	if e.targets, err = newTargets(dir); err != nil {
+	if e.targets, err = promstack.NewFileTargets(filepath.Join(dir, "electors.json")); err != nil {
 		return nil, err
 	}
 	sec := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
@@ -121,7 +119,7 @@ func start(ctx context.Context, dir string, s Settings, expect []string, short, 
 		Targets: []string{e.exporter.Addr()}, RuleFiles: rules, AlertmanagerURL: e.am.URL,
 		ScrapeInterval: sec(s.ScrapeIntervalSeconds), EvaluationPeriod: sec(s.EvaluationIntervalSeconds),
 		ScrapeConfigs: fmt.Sprintf("  - job_name: kube-state-metrics\n    static_configs: [{targets: [%q]}]\n", strings.TrimPrefix(e.ksm.URL, "http://")) +
-			e.targets.scrapeConfig(),
+			e.targets.ScrapeConfig("electors"),
 	}); err != nil {
 		return nil, err
 	}
@@ -159,60 +157,4 @@ func (e *environment) stop() {
 	if e.suite != nil {
 		_ = e.suite.Teardown(false)
 	}
-}
-
-// targets is the file Prometheus discovers the electors' own /metrics from, as a PodMonitor
-// would scrape their Pods: the target labels namespace and pod.
-type targets struct {
-	path string
-	mu   sync.Mutex
-	set  map[string]map[string]string
-}
-
-func newTargets(dir string) (*targets, error) {
-	t := &targets{path: filepath.Join(dir, "electors.json"), set: map[string]map[string]string{}}
-	return t, t.write()
-}
-
-func (t *targets) scrapeConfig() string {
-	return fmt.Sprintf("  - job_name: electors\n    file_sd_configs: [{files: [%q], refresh_interval: 1s}]\n", t.path)
-}
-
-// add makes addr a target as Pod pod of namespace; remove takes it away again, as a Pod's
-// deletion takes it out of service discovery.
-func (t *targets) add(addr, namespace, pod string) error {
-	return t.update(addr, map[string]string{"namespace": namespace, "pod": pod})
-}
-
-func (t *targets) remove(addr string) error { return t.update(addr, nil) }
-
-func (t *targets) update(addr string, labels map[string]string) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if labels == nil {
-		delete(t.set, addr)
-	} else {
-		t.set[addr] = labels
-	}
-	return t.write()
-}
-
-// write replaces the file in one rename, so Prometheus never reads half of it.
-func (t *targets) write() error {
-	type group struct {
-		Targets []string          `json:"targets"`
-		Labels  map[string]string `json:"labels"`
-	}
-	groups := []group{}
-	for addr, labels := range t.set {
-		groups = append(groups, group{[]string{addr}, labels})
-	}
-	b, err := json.Marshal(groups)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(t.path+".tmp", b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(t.path+".tmp", t.path)
 }

@@ -108,10 +108,7 @@ func killOnly(start func(ctx context.Context, t *trial, pod string) (kill func()
 		if err != nil {
 			return notRun("start the elector: %v", err)
 		}
-		if _, err := t.holder(ctx, kind, name, lead, anyHolder); err != nil {
-			return err
-		}
-		if err := sleep(ctx, t.windows.settle); err != nil {
+		if err := t.leads(ctx, kind, name); err != nil {
 			return err
 		}
 		t.fault()
@@ -143,10 +140,7 @@ func componentsGone(name string, kill bool) func(context.Context, *trial) error 
 			procs = append(procs, p)
 			t.cleanup(func() { _ = p.Stop() })
 		}
-		if _, err := t.holder(ctx, "", name, lead, anyHolder); err != nil {
-			return err
-		}
-		if err := sleep(ctx, t.windows.settle); err != nil {
+		if err := t.leads(ctx, "", name); err != nil {
 			return err
 		}
 		t.fault()
@@ -168,8 +162,10 @@ func componentsGone(name string, kill bool) func(context.Context, *trial) error 
 	}
 }
 
-// pair starts two client-go participants of lease and returns the leader first.
-func pair(ctx context.Context, t *trial, lease string, tm election.Timings) (leader, standby *election.Participant, err error) {
+// pair starts two client-go participants of lease with the components' timings, and
+// returns the leader first once every set has had time to see it lead.
+func pair(ctx context.Context, t *trial, lease string) (leader, standby *election.Participant, err error) {
+	tm := components
 	a, err := t.participant(ctx, lease, t.ns+"-a", tm)
 	if err != nil {
 		return nil, nil, notRun("start a participant: %v", err)
@@ -185,21 +181,17 @@ func pair(ctx context.Context, t *trial, lease string, tm election.Timings) (lea
 	if strings.HasPrefix(h, b.Pod+"_") {
 		a, b = b, a
 	}
-	return a, b, nil
+	return a, b, sleep(ctx, t.windows.settle)
 }
 
 func scaledToZero(ctx context.Context, t *trial) error {
-	a, b, err := pair(ctx, t, "singleton", components)
+	a, b, err := pair(ctx, t, "singleton")
 	if err != nil {
-		return err
-	}
-	if err := sleep(ctx, t.windows.settle); err != nil {
 		return err
 	}
 	t.fault()
 	for _, p := range []*election.Participant{b, a} {
-		p.Stop()
-		_ = t.e.targets.remove(p.Addr)
+		t.stop(p)
 	}
 	if err := sleep(ctx, t.windows.hold); err != nil {
 		return err
@@ -212,11 +204,8 @@ func scaledToZero(ctx context.Context, t *trial) error {
 }
 
 func stall(ctx context.Context, t *trial) error {
-	leader, _, err := pair(ctx, t, "stalled", components)
+	leader, _, err := pair(ctx, t, "stalled")
 	if err != nil {
-		return err
-	}
-	if err := sleep(ctx, t.windows.settle); err != nil {
 		return err
 	}
 	t.fault()
@@ -238,11 +227,8 @@ func stall(ctx context.Context, t *trial) error {
 // and comes back as a standby, as a crash-looping leader does.
 func flapping(ctx context.Context, t *trial) error {
 	const lease = "flappy"
-	a, b, err := pair(ctx, t, lease, components)
+	a, b, err := pair(ctx, t, lease)
 	if err != nil {
-		return err
-	}
-	if err := sleep(ctx, t.windows.settle); err != nil {
 		return err
 	}
 	t.fault()
@@ -251,8 +237,7 @@ func flapping(ctx context.Context, t *trial) error {
 		if err := sleep(ctx, 30*time.Second); err != nil {
 			return err
 		}
-		leader.Stop()
-		_ = t.e.targets.remove(leader.Addr)
+		t.stop(leader)
 		next, err := t.participant(ctx, lease, fmt.Sprintf("%s-%d", t.ns, i), components)
 		if err != nil {
 			return err
@@ -270,16 +255,12 @@ func renewStorm(ctx context.Context, t *trial) error {
 	if err != nil {
 		return notRun("start a participant: %v", err)
 	}
-	if _, err := t.holder(ctx, "", "stormy", lead, anyHolder); err != nil {
-		return err
-	}
-	if err := sleep(ctx, t.windows.settle); err != nil {
+	if err := t.leads(ctx, "", "stormy"); err != nil {
 		return err
 	}
 	// The misconfigured release rolls out: the new Pod takes over with a 100 ms retry.
 	t.fault()
-	p.Stop()
-	_ = t.e.targets.remove(p.Addr)
+	t.stop(p)
 	storm, err := t.participant(ctx, "stormy", t.ns+"-1", stormy)
 	if err != nil {
 		return err
@@ -288,8 +269,7 @@ func renewStorm(ctx context.Context, t *trial) error {
 	if err := sleep(ctx, 16*time.Minute); err != nil {
 		return err
 	}
-	storm.Stop()
-	_ = t.e.targets.remove(storm.Addr)
+	t.stop(storm)
 	if _, err := t.participant(ctx, "stormy", t.ns+"-2", components); err != nil {
 		return err
 	}
@@ -306,15 +286,11 @@ func lockDeleted(ctx context.Context, t *trial) error {
 	if err != nil {
 		return notRun("start a participant: %v", err)
 	}
-	if _, err := t.holder(ctx, "", expectedLease, lead, anyHolder); err != nil {
-		return err
-	}
-	if err := sleep(ctx, t.windows.settle); err != nil {
+	if err := t.leads(ctx, "", expectedLease); err != nil {
 		return err
 	}
 	t.fault()
-	p.Stop()
-	_ = t.e.targets.remove(p.Addr)
+	t.stop(p)
 	if err := t.e.suite.Client.CoordinationV1().Leases(t.ns).Delete(ctx, expectedLease, metav1.DeleteOptions{}); err != nil {
 		return err
 	}
@@ -419,16 +395,12 @@ func skewed(offset string, mustPage bool) func(context.Context, *trial) error {
 }
 
 func handover(ctx context.Context, t *trial) error {
-	leader, _, err := pair(ctx, t, "handover", components)
+	leader, _, err := pair(ctx, t, "handover")
 	if err != nil {
 		return err
 	}
-	if err := sleep(ctx, t.windows.settle); err != nil {
-		return err
-	}
 	t.fault()
-	leader.Stop()
-	_ = t.e.targets.remove(leader.Addr)
+	t.stop(leader)
 	if _, err := t.participant(ctx, "handover", t.ns+"-c", components); err != nil {
 		return err
 	}
@@ -445,16 +417,12 @@ func rollingRestart(ctx context.Context, t *trial) error {
 		}
 		ps = append(ps, p)
 	}
-	if _, err := t.holder(ctx, "", lease, lead, anyHolder); err != nil {
-		return err
-	}
-	if err := sleep(ctx, t.windows.settle); err != nil {
+	if err := t.leads(ctx, "", lease); err != nil {
 		return err
 	}
 	t.fault()
 	for i, p := range ps {
-		p.Stop()
-		_ = t.e.targets.remove(p.Addr)
+		t.stop(p)
 		if _, err := t.participant(ctx, lease, fmt.Sprintf("%s-%d", t.ns, i+3), components); err != nil {
 			return err
 		}
@@ -500,16 +468,12 @@ func nodeHeartbeat(ctx context.Context, t *trial) error {
 // exporterRestart SIGKILLs the client-go leader, and restarts the exporter while its
 // standby waits out the lease.
 func exporterRestart(ctx context.Context, t *trial) error {
-	leader, _, err := pair(ctx, t, "failover", components)
+	leader, _, err := pair(ctx, t, "failover")
 	if err != nil {
 		return err
 	}
-	if err := sleep(ctx, t.windows.settle); err != nil {
-		return err
-	}
 	t.fault()
-	leader.Kill()
-	_ = t.e.targets.remove(leader.Addr)
+	t.kill(leader)
 	if err := sleep(ctx, 5*time.Second); err != nil {
 		return err
 	}
@@ -524,10 +488,7 @@ func exporterRestart(ctx context.Context, t *trial) error {
 }
 
 func apiServerDown(ctx context.Context, t *trial) error {
-	if _, _, err := pair(ctx, t, "outage", components); err != nil {
-		return err
-	}
-	if err := sleep(ctx, t.windows.settle); err != nil {
+	if _, _, err := pair(ctx, t, "outage"); err != nil {
 		return err
 	}
 	t.fault()

@@ -101,12 +101,24 @@ func (t *trial) participant(ctx context.Context, lease, pod string, tm election.
 	if err != nil {
 		return nil, err
 	}
-	if err := t.e.targets.add(p.Addr, t.ns, pod); err != nil {
+	if err := t.e.targets.Set(p.Addr, podLabels(t.ns, pod)); err != nil {
 		p.Kill()
 		return nil, err
 	}
-	t.cleanup(func() { p.Stop(); _ = t.e.targets.remove(p.Addr) })
+	t.cleanup(func() { p.Stop(); _ = t.e.targets.Set(p.Addr, nil) })
 	return p, nil
+}
+
+// stop ends a participant gracefully (it releases) and takes its Pod out of discovery, as
+// a Deployment scaling it away does; kill crashes it the same way.
+func (t *trial) stop(p *election.Participant) {
+	p.Stop()
+	_ = t.e.targets.Set(p.Addr, nil)
+}
+
+func (t *trial) kill(p *election.Participant) {
+	p.Kill()
+	_ = t.e.targets.Set(p.Addr, nil)
 }
 
 // manager starts a controller-runtime manager for lease. It is scraped as the Pod named
@@ -121,11 +133,11 @@ func (t *trial) manager(ctx context.Context, lease string) (*election.Manager, e
 	if err != nil {
 		return nil, err
 	}
-	if err := t.e.targets.add(m.Addr(), t.ns, pod); err != nil {
+	if err := t.e.targets.Set(m.Addr(), podLabels(t.ns, pod)); err != nil {
 		m.Kill()
 		return nil, err
 	}
-	t.cleanup(func() { m.Stop(); _ = t.e.targets.remove(m.Addr()) })
+	t.cleanup(func() { m.Stop(); _ = t.e.targets.Set(m.Addr(), nil) })
 	return m, nil
 }
 
@@ -163,6 +175,14 @@ func (t *trial) holder(ctx context.Context, kind election.LockKind, name string,
 	}
 }
 
+// leads waits until the lock has a holder, then long enough for every set to see it held.
+func (t *trial) leads(ctx context.Context, kind election.LockKind, name string) error {
+	if _, err := t.holder(ctx, kind, name, lead, anyHolder); err != nil {
+		return err
+	}
+	return sleep(ctx, t.windows.settle)
+}
+
 func (t *trial) readHolder(ctx context.Context, kind election.LockKind, name string) (string, error) {
 	if kind == election.LockConfigMap {
 		cm, err := t.e.suite.Client.CoreV1().ConfigMaps(t.ns).Get(ctx, name, metav1.GetOptions{})
@@ -183,6 +203,11 @@ func (t *trial) readHolder(ctx context.Context, kind election.LockKind, name str
 		return "", err
 	}
 	return ptr.Deref(l.Spec.HolderIdentity, ""), nil
+}
+
+// podLabels are the target labels of an elector scraped as Pod pod of namespace.
+func podLabels(namespace, pod string) map[string]string {
+	return map[string]string{"namespace": namespace, "pod": pod}
 }
 
 func kindName(k election.LockKind) string { return string(cmp.Or(k, election.LockLease)) }

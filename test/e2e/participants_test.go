@@ -2,68 +2,30 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/promstack"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
 )
 
-// participantTargets is the file Prometheus discovers the job "participants" from: each
-// participant process as a PodMonitor would scrape its Pod, with the target labels namespace
-// and pod. A file rather than static targets, so tests add and remove participants while
-// Prometheus runs.
+// participantTargets is the job "participants": each participant process as a PodMonitor
+// would scrape its Pod, with the target labels namespace and pod.
 type participantTargets struct {
-	path string
-	mu   sync.Mutex
-	bin  string // the participant binary, built on first use
-	set  map[string]map[string]string
+	*promstack.FileTargets
+	dir string
+	mu  sync.Mutex
+	bin string // the participant binary, built on first use
 }
 
 func newParticipantTargets(dir string) (*participantTargets, error) {
-	t := &participantTargets{path: filepath.Join(dir, "participants.json"), set: map[string]map[string]string{}}
-	return t, t.write()
+	f, err := promstack.NewFileTargets(filepath.Join(dir, "participants.json"))
+	return &participantTargets{FileTargets: f, dir: dir}, err
 }
 
-func (t *participantTargets) scrapeConfig() string {
-	return fmt.Sprintf("  - job_name: participants\n    file_sd_configs: [{files: [%q], refresh_interval: 1s}]\n", t.path)
-}
-
-// write replaces the file in one rename, so Prometheus never reads half of it.
-func (t *participantTargets) write() error {
-	type group struct {
-		Targets []string          `json:"targets"`
-		Labels  map[string]string `json:"labels"`
-	}
-	groups := []group{}
-	for addr, labels := range t.set {
-		groups = append(groups, group{[]string{addr}, labels})
-	}
-	b, err := json.Marshal(groups)
-	if err != nil {
-		return err
-	}
-	tmp := t.path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, t.path)
-}
-
-func (t *participantTargets) update(addr string, labels map[string]string) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if labels == nil {
-		delete(t.set, addr)
-	} else {
-		t.set[addr] = labels
-	}
-	return t.write()
-}
+func (t *participantTargets) scrapeConfig() string { return t.ScrapeConfig("participants") }
 
 func (t *participantTargets) binary() (string, error) {
 	t.mu.Lock()
@@ -73,7 +35,7 @@ func (t *participantTargets) binary() (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin, err := election.BuildParticipant(ctx, filepath.Dir(t.path))
+	bin, err := election.BuildParticipant(ctx, t.dir)
 	t.bin = bin
 	return bin, err
 }
@@ -101,12 +63,12 @@ func (s *scenario) participantTimed(podNS, lockNS, lease, pod string, tm electio
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	if err := env.participants.update(p.Addr, map[string]string{"namespace": podNS, "pod": pod}); err != nil {
+	if err := env.participants.Set(p.Addr, map[string]string{"namespace": podNS, "pod": pod}); err != nil {
 		s.t.Fatal(err)
 	}
 	s.t.Cleanup(func() {
 		p.Stop()
-		if err := env.participants.update(p.Addr, nil); err != nil {
+		if err := env.participants.Set(p.Addr, nil); err != nil {
 			s.t.Error(err)
 		}
 		if s.t.Failed() {

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -154,22 +153,7 @@ func (m *Manager) Leading() bool { return m.leading.Load() }
 // Status scrapes leader_election_master_status{name=Lease}, which controller-runtime's
 // metrics registry carries through client-go's leader-election metrics provider.
 func (m *Manager) Status() (float64, error) {
-	resp, err := managerHTTP.Get("http://" + m.addr + "/metrics")
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, err
-	}
-	prefix := fmt.Sprintf("leader_election_master_status{name=%q} ", m.Lease)
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, prefix); ok {
-			return strconv.ParseFloat(v, 64)
-		}
-	}
-	return 0, fmt.Errorf("controller-runtime manager: no %s... in /metrics", prefix)
+	return masterStatus(managerHTTP, m.addr, m.Lease)
 }
 
 // Kill ends the manager with SIGKILL, as a crash or an OOM kill would: it does not release

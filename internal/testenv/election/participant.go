@@ -125,7 +125,17 @@ func (p *Participant) LeadingSince() (time.Time, bool) {
 
 // Status scrapes leader_election_master_status{name=Lease} from the process.
 func (p *Participant) Status() (float64, error) {
-	resp, err := p.http.Get("http://" + p.Addr + "/metrics")
+	v, err := masterStatus(p.http, p.Addr, p.Lease)
+	if err != nil {
+		return 0, fmt.Errorf("participant %s: %w", p.Pod, err)
+	}
+	return v, nil
+}
+
+// masterStatus scrapes leader_election_master_status{name=lease} from the /metrics at addr,
+// as client-go's leader-election metrics provider writes it.
+func masterStatus(client *http.Client, addr, lease string) (float64, error) {
+	resp, err := client.Get("http://" + addr + "/metrics")
 	if err != nil {
 		return 0, err
 	}
@@ -134,13 +144,13 @@ func (p *Participant) Status() (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	prefix := fmt.Sprintf("leader_election_master_status{name=%q} ", p.Lease)
+	prefix := fmt.Sprintf("leader_election_master_status{name=%q} ", lease)
 	for _, l := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(l, prefix); ok {
 			return strconv.ParseFloat(v, 64)
 		}
 	}
-	return 0, fmt.Errorf("participant %s: no %s... in /metrics", p.Pod, prefix)
+	return 0, fmt.Errorf("no %s... in /metrics", prefix)
 }
 
 // Pause stops the process (SIGSTOP) as a GC stall or a frozen VM would; Resume continues it.
