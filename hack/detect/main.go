@@ -98,7 +98,7 @@ func run(ctx context.Context, logger *slog.Logger) error {
 		return err
 	}
 	r := &Results{Commit: describe(), Kubernetes: version.GitVersion, Settings: settings, Sets: ruleSets, Started: time.Now()}
-	trials, spans, failed := runFaults(ctx, logger, e, defs, w)
+	trials, failed := runFaults(ctx, logger, e, defs, w)
 	for _, t := range trials {
 		t.close()
 	}
@@ -111,6 +111,10 @@ func run(ctx context.Context, logger *slog.Logger) error {
 	faults := make([]*Fault, len(r.Faults))
 	for i := range r.Faults {
 		faults[i] = &r.Faults[i]
+	}
+	spans := make([]span, len(trials))
+	for i, t := range trials {
+		spans[i] = span{from: t.started, to: t.f.EndAt}
 	}
 	r.Unattributed = score(faults, spans, e.recv.all())
 	r.Seconds = time.Since(began).Seconds()
@@ -162,9 +166,8 @@ func selectFaults(smoke bool, only string) ([]faultDef, error) {
 
 // runFaults runs the shared-nothing faults at once, then the exclusive ones one by one. A
 // fault that failed for another reason than its precondition is in failed.
-func runFaults(ctx context.Context, logger *slog.Logger, e *environment, defs []faultDef, w windows) ([]*trial, []span, []error) {
+func runFaults(ctx context.Context, logger *slog.Logger, e *environment, defs []faultDef, w windows) ([]*trial, []error) {
 	trials := make([]*trial, len(defs))
-	spans := make([]span, len(defs))
 	errs := make([]error, len(defs))
 	one := func(i int) {
 		d := defs[i]
@@ -173,16 +176,14 @@ func runFaults(ctx context.Context, logger *slog.Logger, e *environment, defs []
 			ns = "kube-node-lease"
 		}
 		t := &trial{e: e, ns: ns, windows: w, f: &Fault{ID: d.id, Title: d.title, Elector: d.elector, MustPage: d.mustPage,
-			Namespace: ns, Exclusive: d.exclusive, LeaseDurationSeconds: d.lease.Seconds(), Ran: true}}
+			Namespace: ns, Exclusive: d.exclusive, LeaseDurationSeconds: d.lease.Seconds(), Ran: true}, started: time.Now()}
 		trials[i] = t
-		spans[i].from = time.Now()
 		logger.Info("fault starts", "fault", d.id)
 		err := t.namespace(ctx)
 		if err == nil {
 			err = d.run(ctx, t)
 		}
 		t.f.EndAt = time.Now()
-		spans[i].to = t.f.EndAt
 		var nr errNotRun
 		switch {
 		case errors.As(err, &nr):
@@ -214,7 +215,8 @@ func runFaults(ctx context.Context, logger *slog.Logger, e *environment, defs []
 			failed = append(failed, err)
 		}
 	}
-	return slices.DeleteFunc(trials, func(t *trial) bool { return t == nil }), spans, failed
+	// Exclusive faults are skipped once ctx has ended.
+	return slices.DeleteFunc(trials, func(t *trial) bool { return t == nil }), failed
 }
 
 // checkSmoke is -smoke's verdict: the fault ran, our set paged and nothing paged falsely.

@@ -24,6 +24,8 @@ type trial struct {
 	e  *environment
 	ns string
 	f  *Fault
+	// started is when the trial began: a page before its fault is a false one too.
+	started time.Time
 
 	mu      sync.Mutex
 	undo    []func()
@@ -51,8 +53,9 @@ func (t *trial) cleanup(f func()) {
 	t.undo = append(t.undo, f)
 }
 
-// close undoes what the trial started, newest first, and deletes its locks, so that its
-// alerts resolve before the next phase.
+// close undoes what the trial started, newest first, and deletes its locks. The run closes
+// every trial at its end, so that the exclusive faults meet the other rows' electors still
+// running, as an outage meets a cluster's.
 func (t *trial) close() {
 	t.mu.Lock()
 	undo := t.undo
