@@ -53,7 +53,13 @@ func setup(dir string) (*testEnv, error) {
 	if err != nil {
 		return nil, err
 	}
-	client, err := kubernetes.NewForConfig(cp.Config())
+	// The tests run in parallel and share this client: at client-go's default 5 QPS its rate
+	// limiter held a stalled leader's release for 1.8 s between its read and its write, long
+	// enough for the successor to renew in between (CI at b4ff3ad). testsuite's admin client
+	// is never throttled for the same reason.
+	cfg := cp.Config()
+	cfg.QPS, cfg.Burst = 1000, 2000
+	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, errors.Join(err, cp.Stop())
 	}
