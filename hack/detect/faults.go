@@ -53,7 +53,7 @@ func catalogue() []faultDef {
 			}, "", "operator-lock")},
 		{id: "kill-python-lease", title: "The only Python Lease elector SIGKILLed", elector: "python Lease", mustPage: true, lease: components.LeaseDuration,
 			run: killOnly(func(ctx context.Context, t *trial, pod string) (func(), error) {
-				p, err := t.python(election.PythonLease, "py-worker", pod, "")
+				p, err := t.python(ctx, election.PythonLease, "py-worker", pod, "")
 				if err != nil {
 					return nil, err
 				}
@@ -61,7 +61,7 @@ func catalogue() []faultDef {
 			}, "", "py-worker")},
 		{id: "kill-python-configmap", title: "The only Python ConfigMapLock elector SIGKILLed", elector: "python ConfigMap", mustPage: true, lease: components.LeaseDuration,
 			run: killOnly(func(ctx context.Context, t *trial, pod string) (func(), error) {
-				p, err := t.python(election.PythonConfigMap, "py-cm-worker", pod, "")
+				p, err := t.python(ctx, election.PythonConfigMap, "py-cm-worker", pod, "")
 				if err != nil {
 					return nil, err
 				}
@@ -128,33 +128,25 @@ func killOnly(start func(ctx context.Context, t *trial, pod string) (kill func()
 // namespace, then ends both: SIGKILL (a crash) or SIGTERM (scaled to 0).
 func componentsGone(name string, kill bool) func(context.Context, *trial) error {
 	return func(ctx context.Context, t *trial) error {
-		start := func() (*controlplane.Process, error) {
-			return t.e.suite.CP.StartComponent(ctx, name, "--leader-elect-resource-namespace="+t.ns, "--leader-elect-resource-name="+name)
-		}
-		var procs []*controlplane.Process
+		var procs []*supervised
 		for range 2 {
-			p, err := start()
+			p, err := t.component(ctx, name)
 			if err != nil {
 				return notRun("start %s: %v", name, err)
 			}
 			procs = append(procs, p)
-			t.cleanup(func() { _ = p.Stop() })
 		}
 		if err := t.leads(ctx, "", name); err != nil {
 			return err
 		}
 		t.fault()
 		for _, p := range procs {
-			if kill {
-				_ = p.Kill()
-			} else {
-				_ = p.Stop()
-			}
+			p.end(kill)
 		}
 		if err := sleep(ctx, t.windows.hold); err != nil {
 			return err
 		}
-		if _, err := start(); err != nil {
+		if _, err := t.component(ctx, name); err != nil {
 			return fmt.Errorf("start a replacement %s: %w", name, err)
 		}
 		t.repair()
@@ -224,7 +216,9 @@ func stall(ctx context.Context, t *trial) error {
 }
 
 // flapping hands leadership over every 30 s: the leader is restarted (SIGTERM, releasing)
-// and comes back as a standby, as a crash-looping leader does.
+// and comes back as a standby, as a crash-looping leader does. The handovers keep to a
+// schedule counted from the fault, so that the time a stop and a start take does not
+// stretch the 30 s (the run at 0224426 slept 30 s after each, and paged late).
 func flapping(ctx context.Context, t *trial) error {
 	const lease = "flappy"
 	a, b, err := pair(ctx, t, lease)
@@ -234,7 +228,7 @@ func flapping(ctx context.Context, t *trial) error {
 	t.fault()
 	leader, standby := a, b
 	for i := range 12 {
-		if err := sleep(ctx, 30*time.Second); err != nil {
+		if err := sleep(ctx, time.Until(t.f.FaultAt.Add(time.Duration(i+1)*30*time.Second))); err != nil {
 			return err
 		}
 		t.stop(leader)
@@ -380,7 +374,7 @@ func skewed(offset string, mustPage bool) func(context.Context, *trial) error {
 			return err
 		}
 		t.fault()
-		if _, err := t.python(election.PythonLease, "skewed", t.ns+"-0", offset); err != nil {
+		if _, err := t.python(ctx, election.PythonLease, "skewed", t.ns+"-0", offset); err != nil {
 			return notRun("start the skewed elector: %v", err)
 		}
 		if _, err := t.holder(ctx, "", "skewed", lead, anyHolder); err != nil {

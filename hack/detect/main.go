@@ -116,7 +116,7 @@ func run(ctx context.Context, logger *slog.Logger) error {
 	for i, t := range trials {
 		spans[i] = span{from: t.started, to: t.f.EndAt}
 	}
-	r.Unattributed = score(faults, spans, e.recv.all())
+	r.Unattributed = score(faults, spans, e.recv.all(), settings.grace())
 	r.Seconds = time.Since(began).Seconds()
 	logger.Info("done", "seconds", int(r.Seconds))
 	if *smoke {
@@ -175,7 +175,7 @@ func runFaults(ctx context.Context, logger *slog.Logger, e *environment, defs []
 		if d.id == "node-heartbeat-stops" {
 			ns = "kube-node-lease"
 		}
-		t := &trial{e: e, ns: ns, windows: w, f: &Fault{ID: d.id, Title: d.title, Elector: d.elector, MustPage: d.mustPage,
+		t := &trial{e: e, ns: ns, windows: w, logger: logger, f: &Fault{ID: d.id, Title: d.title, Elector: d.elector, MustPage: d.mustPage,
 			Namespace: ns, Exclusive: d.exclusive, LeaseDurationSeconds: d.lease.Seconds(), Ran: true}, started: time.Now()}
 		trials[i] = t
 		logger.Info("fault starts", "fault", d.id)

@@ -29,6 +29,12 @@ type Settings struct {
 	GroupWaitSeconds          float64 `json:"group_wait_seconds"` // Alertmanager's
 }
 
+// grace is how late a page may come after a repair and still be the fault's: one scrape,
+// one evaluation and Alertmanager's group_wait.
+func (s Settings) grace() time.Duration {
+	return time.Duration((s.ScrapeIntervalSeconds + s.EvaluationIntervalSeconds + s.GroupWaitSeconds) * float64(time.Second))
+}
+
 // RuleSet is one of the alerting rule sets loaded side by side; every alert it fires
 // carries the label set=<ID>.
 type RuleSet struct {
@@ -73,7 +79,7 @@ type Outcome struct {
 	ResolveSeconds *float64 `json:"resolve_seconds"`
 	// False are the pages that should not have come: a leadership alert on a must-not-page
 	// row (the rows that must not page say so of leadership alerts), or any alert before a
-	// must-page row's fault.
+	// must-page row's fault or after its repair (Settings.grace).
 	False []Notification `json:"false"`
 	// Other are the pages on a must-not-page row of alerts about something besides the
 	// election (otherAlerts: a clock, a write rate, the monitoring itself), shown, not counted.

@@ -45,8 +45,10 @@ type span struct {
 // score fills every fault's outcomes from the notifications received, and returns the
 // pages no fault explains. A page belongs to the fault whose namespace it names and during
 // whose span it came; during an exclusive fault every page is that fault's, since it
-// disturbs every lock.
-func score(faults []*Fault, spans []span, all []Notification) []Notification {
+// disturbs every lock. A must-page row's page counts as caught only up to grace after its
+// repair (an alert whose `for` ran out just as the repair came, seen one scrape and one
+// evaluation late); a page after that was not caused by the fault, and is a false one.
+func score(faults []*Fault, spans []span, all []Notification, grace time.Duration) []Notification {
 	var unattributed []Notification
 	for _, f := range faults {
 		f.Results = map[string]Outcome{}
@@ -77,7 +79,7 @@ func score(faults []*Fault, spans []span, all []Notification) []Notification {
 		}
 		o := f.Results[p.Set]
 		switch {
-		case p.At.Before(f.FaultAt):
+		case p.At.Before(f.FaultAt), f.RepairAt != nil && p.At.After(f.RepairAt.Add(grace)):
 			o.False = append(o.False, p)
 		case !f.MustPage && otherAlerts[p.Alertname]:
 			o.Other = append(o.Other, p)

@@ -13,7 +13,8 @@ func note(at time.Time, status, set, alert, ns string) Notification {
 // A page belongs to the fault whose namespace it names, or to the exclusive fault running
 // when it came; a resent firing alert pages once; on a must-not-page row a leadership alert
 // is a false page and an alert about something else is shown apart; a page before a
-// must-page row's fault is a false one; and the resolution is timed from the repair.
+// must-page row's fault, or later than the grace after its repair, is a false one; and the
+// resolution is timed from the repair.
 func TestScoreAttributesPagesAndTellsFalseFromOther(t *testing.T) {
 	t0 := time.Date(2026, 11, 29, 4, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
@@ -28,16 +29,22 @@ func TestScoreAttributesPagesAndTellsFalseFromOther(t *testing.T) {
 		note(at(200), "firing", "lease-exporter", "LeaseNoLeader", "detect-kill"),
 		note(at(201), "firing", "lease-exporter", "LeaseNoLeader", "detect-kill"), // resent
 		note(at(320), "resolved", "lease-exporter", "LeaseNoLeader", "detect-kill"),
+		note(at(320), "firing", "self-report", "FrequentLeaderTransitions", "detect-kill"), // within the grace
+		note(at(340), "firing", "self-report", "NoLeaderElected", "detect-kill"),           // after it
+		note(at(345), "resolved", "self-report", "NoLeaderElected", "detect-kill"),
 		note(at(100), "firing", "lease-exporter", "LeaseHolderClockSkew", "detect-skew"),
 		note(at(110), "firing", "kube-state-metrics", "LeaseNotRenewed", "detect-skew"),
 		note(at(1050), "firing", "self-report", "NoLeaderElected", "detect-kill"), // during the outage
 		note(at(900), "firing", "lease-exporter", "LeaseNoLeader", "kube-system"), // nobody's
 	}
-	unattributed := score([]*Fault{kill, skew, outage}, spans, all)
+	unattributed := score([]*Fault{kill, skew, outage}, spans, all, 31*time.Second)
 
 	k := kill.Results["lease-exporter"]
 	if !k.Paged || *k.PageSeconds != 140 || len(k.Alerts) != 1 || k.ResolveSeconds == nil || *k.ResolveSeconds != 20 {
 		t.Errorf("kill, ours: %+v; want paged after 140 s with LeaseNoLeader, resolved 20 s after the repair", k)
+	}
+	if s := kill.Results["self-report"]; !s.Paged || *s.PageSeconds != 260 || len(s.Alerts) != 1 || s.Alerts[0] != "FrequentLeaderTransitions" || len(s.False) != 1 || s.False[0].Alertname != "NoLeaderElected" {
+		t.Errorf("kill, self-report: %+v; want the page 20 s after the repair caught, the one 40 s after it false", s)
 	}
 	if f := kill.Results["kube-state-metrics"]; f.Paged || len(f.False) != 1 {
 		t.Errorf("kill, kube-state-metrics: %+v; want its page before the fault false, and no page", f)

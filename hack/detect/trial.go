@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -21,9 +22,10 @@ import (
 // trial is one fault being run in its own namespace: it starts the electors, marks when the
 // fault and the repair happened, and undoes everything it started.
 type trial struct {
-	e  *environment
-	ns string
-	f  *Fault
+	e      *environment
+	ns     string
+	f      *Fault
+	logger *slog.Logger
 	// started is when the trial began: a page before its fault is a false one too.
 	started time.Time
 
@@ -124,36 +126,70 @@ func (t *trial) kill(p *election.Participant) {
 	_ = t.e.targets.Set(p.Addr, nil)
 }
 
-// manager starts a controller-runtime manager for lease. It is scraped as the Pod named
-// after this host: controller-runtime's identity is <hostname>_<uuid>, and in a cluster a
-// Pod's hostname is its name, which the split-brain rules match holders to.
-func (t *trial) manager(ctx context.Context, lease string) (*election.Manager, error) {
+// manager starts a controller-runtime manager for lease, supervised: it exits when it loses
+// its Lease, and comes back as a Pod's container would. It is scraped as the Pod named after
+// this host: controller-runtime's identity is <hostname>_<uuid>, and in a cluster a Pod's
+// hostname is its name, which the split-brain rules match holders to.
+func (t *trial) manager(ctx context.Context, lease string) (*supervised, error) {
 	pod, err := os.Hostname()
 	if err != nil {
 		return nil, err
 	}
-	m, err := election.StartManager(ctx, t.e.manager, t.e.suite.CP.KubeconfigPath(), t.ns, lease, election.Components)
+	s, err := supervise(ctx, t.logger, t.ns+"/"+lease+" controller-runtime manager", func() (process, error) {
+		m, err := election.StartManager(ctx, t.e.manager, t.e.suite.CP.KubeconfigPath(), t.ns, lease, election.Components)
+		if err != nil {
+			return process{}, err
+		}
+		if err := t.e.targets.Set(m.Addr(), podLabels(t.ns, pod)); err != nil {
+			m.Kill()
+			return process{}, err
+		}
+		unlist := func() { _ = t.e.targets.Set(m.Addr(), nil) }
+		go func() { <-m.Done(); unlist() }()
+		return process{done: m.Done(), kill: m.Kill, stop: m.Stop}, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if err := t.e.targets.Set(m.Addr(), podLabels(t.ns, pod)); err != nil {
-		m.Kill()
-		return nil, err
-	}
-	t.cleanup(func() { m.Stop(); _ = t.e.targets.Set(m.Addr(), nil) })
-	return m, nil
+	t.cleanup(s.Stop)
+	return s, nil
 }
 
 // python starts the Python client's elector on lock, with its clock shifted by faketime
-// ("" for none).
-func (t *trial) python(lock election.PythonLock, name, identity, faketime string) (*election.PythonElector, error) {
-	p, err := election.StartPython(election.PythonOptions{Kubeconfig: t.e.suite.CP.KubeconfigPath(), Namespace: t.ns,
-		Name: name, Identity: identity, Lock: lock, Faketime: faketime, Dir: t.e.dir})
+// ("" for none), supervised: it returns when it loses the lock, and comes back as a Pod's
+// container would.
+func (t *trial) python(ctx context.Context, lock election.PythonLock, name, identity, faketime string) (*supervised, error) {
+	s, err := supervise(ctx, t.logger, t.ns+"/"+name+" Python elector", func() (process, error) {
+		p, err := election.StartPython(election.PythonOptions{Kubeconfig: t.e.suite.CP.KubeconfigPath(), Namespace: t.ns,
+			Name: name, Identity: identity, Lock: lock, Faketime: faketime, Dir: t.e.dir})
+		if err != nil {
+			return process{}, err
+		}
+		return process{done: p.Done(), kill: p.Kill, stop: p.Stop}, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	t.cleanup(p.Stop)
-	return p, nil
+	t.cleanup(s.Stop)
+	return s, nil
+}
+
+// component starts a control-plane component electing in the trial's namespace, supervised:
+// kube-scheduler and kube-controller-manager exit when they lose their lock, and come back
+// as the kubelet restarts a static Pod.
+func (t *trial) component(ctx context.Context, name string) (*supervised, error) {
+	s, err := supervise(ctx, t.logger, t.ns+"/"+name, func() (process, error) {
+		p, err := t.e.suite.CP.StartComponent(ctx, name, "--leader-elect-resource-namespace="+t.ns, "--leader-elect-resource-name="+name)
+		if err != nil {
+			return process{}, err
+		}
+		return process{done: p.Done(), kill: func() { _ = p.Kill() }, stop: func() { _ = p.Stop() }}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.cleanup(s.Stop)
+	return s, nil
 }
 
 // holder waits until the Lease (or, for a ConfigMap lock, its leader annotation) names a

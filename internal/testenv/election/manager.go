@@ -146,6 +146,10 @@ func (m *Manager) read(out io.Reader) {
 // Addr is host:port of its /metrics.
 func (m *Manager) Addr() string { return m.addr }
 
+// Done is closed when the process has exited: killed, stopped, or on its own after losing
+// its Lease.
+func (m *Manager) Done() <-chan struct{} { return m.done }
+
 // Leading reports whether the manager has started leading. It never turns false: a
 // controller-runtime manager that loses its Lease exits.
 func (m *Manager) Leading() bool { return m.leading.Load() }
