@@ -85,7 +85,12 @@ var mutants = []mutant{
 	{"a stale sample after a handover pages", "LeaseLeaderDisagreement", "for", "1m", "15s"},
 	{"static Pods not recognised", "LeaseLeaderDisagreement", "expr", `label_join(namespace_lease_pod:lease_info:relabel, "pod", "-", "lease", "pod")`, "namespace_lease_pod:lease_info:relabel"},
 	{"exemption ignored", "LeaseLeaderDisagreement", "expr", `alert=~"|LeaseLeaderDisagreement"`, `alert="never"`},
-	// The two recordings both participant alerts read.
+	{"a crashed leader pages", "LeaseLeaderHung", "expr", "(scrape_duration_seconds >= 5)", "(scrape_duration_seconds >= 0)"},
+	{"a hung follower pages", "LeaseLeaderHung", "expr", "[10m]) == 1)", "[10m]) >= 0)"},
+	{"a slow leader that answers pages", "LeaseLeaderHung", "expr", "unless on (job, instance)", "unless on (job, instance) vector(0) *"},
+	{"one lost scrape pages", "LeaseLeaderHung", "for", "30s", "15s"},
+	{"exemption ignored", "LeaseLeaderHung", "expr", `alert=~"|LeaseLeaderHung"`, `alert="never"`},
+	// The two recordings the participant alerts read.
 	{"uuid kept", "namespace_lease_pod:lease_info:relabel", "expr", `"(.*?)(?:_`, `"(.*)(?:_`},
 	{"frozen holder joined", "namespace_lease_pod:lease_info:relabel", "expr", "(lease_exporter_watch_up{job=~\".*lease-exporter.*\"} == 1)", "(lease_exporter_watch_up{job=~\".*lease-exporter.*\"} >= 0)"},
 	{"unsynced holder joined", "namespace_lease_pod:lease_info:relabel", "expr", "(lease_exporter_cache_synced{job=~\".*lease-exporter.*\"} == 1)", "(lease_exporter_cache_synced{job=~\".*lease-exporter.*\"} >= 0)"},

@@ -58,6 +58,10 @@
       LeaseCandidateNotRenewing: { 'for': '5m', staleSeconds: 600 },
       LeaseSplitBrain: { 'for': '1m' },
       LeaseLeaderDisagreement: { 'for': '1m' },
+      // unansweredScrapeSeconds: a failed scrape that took this long timed out (a dead
+      // process refuses at once); keep it below the participants' scrape timeout (10s by
+      // default). lookback: how long after its last sample a hung leader is still known.
+      LeaseLeaderHung: { 'for': '30s', unansweredScrapeSeconds: 5, lookback: '10m' },
       LeaseExporterWatchStale: { 'for': '1m', staleSeconds: 60 },
       LeaseExporterNotSynced: { 'for': '5m' },
       LeaseExporterDown: { 'for': '5m' },

@@ -17,7 +17,7 @@
 //
 // No recording rules: every query here is a per-sample function of series Prometheus already
 // stores, so a recorded copy would cost series without saving work (docs/alerts.md). The
-// participant join (participants.libsonnet) records its two sides once, for its two alerts.
+// participant join (participants.libsonnet) records its two sides once, for its alerts.
 function(c, lib)
   local a = c.alerts, p = lib.p;
   [

@@ -8,7 +8,7 @@
 // group would lag them by up to an interval), and the exemptions prepended to the group
 // exist before them, as for every per-lease alert.
 //
-// The join, written once in two recording rules that both alerts read:
+// The join, written once in two recording rules that the alerts read:
 // - the Lease's holder as a pod: holderIdentity minus a trailing _<uuid> (client-go,
 //   kube-scheduler, controller-runtime name holders <hostname>_<uuid>; an identity without it
 //   compares whole), from fresh exporter replicas only (watch up, cache synced, as
@@ -31,11 +31,25 @@ function(c, lib)
   local status = 'leader_election_master_status'
                  + (if c.participantSelector == '' then '' else '{' + c.participantSelector + '}');
   // The lock's name comes from `name`, client-go's label, unless participantLockLabel is set
-  // on the series (kube-scheduler, for one, always says name="kube-scheduler").
-  local named = override('(%s == 1)' % status, 'lease', 'name');
-  local relabelled =
+  // on the series (kube-scheduler, for one, always says name="kube-scheduler"); namespace and
+  // pod likewise.
+  local relabel(inner) =
+    local named = override(inner, 'lease', 'name');
     override(override(if c.participantLockLabel == 'name' then named else override(named, 'lease', c.participantLockLabel),
                       'namespace', c.participantNamespaceLabel), 'pod', c.participantPodLabel);
+  local relabelled = relabel('(%s == 1)' % status);
+  // A participant that led when it stopped answering: its last sample said 1 (range vectors
+  // leave out the stale markers a failed scrape writes), it has no fresh sample now, and its
+  // target's last scrape failed slowly. A dead process refuses the connection at once; a
+  // frozen one (SIGSTOP, a suspended VM, a stop-the-world pause) or one on an unreachable node
+  // accepts it or drops it and never answers, so the scrape runs into its timeout.
+  local hung = relabel(|||
+    (last_over_time(%(status)s[%(lookback)s]) == 1)
+      and %(onInstance)s
+        (scrape_duration_seconds >= %(slow)s)
+      unless %(onInstance)s
+        %(status)s
+  ||| % (p { status: status, lookback: a.LeaseLeaderHung.lookback, slow: a.LeaseLeaderHung.unansweredScrapeSeconds }));
   local lock = lib.lookup(holders, ['namespace', 'lease'], '');
   local leaders = lib.lookup(leading, ['namespace', 'lease'], '');
   [
@@ -87,6 +101,32 @@ function(c, lib)
               + leaders.selector + '` ' + leaders.args
               + ' | query | sortByLabel "pod" }}{{ if $i }}, {{ end }}{{ $s.Labels.pod }}{{ end }}); the Lease names {{ with printf `' + lock.selector + '` ' + lock.args
               + ' | query }}{{ with . | first | label "holder" }}{{ . }}{{ else }}nobody{{ end }}{{ else }}an unknown holder{{ end }}. Two processes doing leader-only work at once can corrupt what they manage.'),
+
+    // The participant that led a lock has stopped answering without exiting. Its Lease
+    // expires and a standby takes over (or nobody: LeaseNoLeader), and when it resumes it
+    // acts as leader beside its successor until its renew deadline, which no scrape can catch
+    // in time (docs/alerts.md#what-the-alerts-can-and-cannot-see). The hang is what can be
+    // seen, and deleting the Pod before it resumes prevents the double leadership. A leader
+    // that crashes, restarts or is deleted never matches: refused or removed targets fail
+    // fast or vanish. 30s outlasts the scrapes a short pause loses (test/e2e pauses leaders
+    // for their lease duration and more, and this stays quiet); hack/detect's SIGSTOP of
+    // 75 s pages.
+    lib.alert('LeaseLeaderHung', 'critical', |||
+      (
+          max %(by)s (
+            %(hung)s
+          )
+        and %(onLease)s
+          %(holders)s
+      )
+      unless %(onLease)s
+        lease_exporter:alert_exempt{alert=~"|LeaseLeaderHung"}
+    ||| % (p { by: lib.by(['namespace', 'lease', 'pod']), hung: std.strReplace(hung, '\n', '\n    '), holders: holders }),
+              'Pod {{ $labels.pod }}, which led {{ $labels.namespace }}/{{ $labels.lease }}, stopped answering without exiting.',
+              'Pod {{ $labels.pod }} reported leading lock {{ $labels.namespace }}/{{ $labels.lease }} when its scrapes began to time out, and it has not answered for more than '
+              + lib.words(a.LeaseLeaderHung['for'])
+              + ': the process is frozen (a pause, a suspended VM, CPU starvation) or its node is unreachable. The Lease names {{ with printf `' + lock.selector + '` ' + lock.args
+              + ' | query }}{{ with . | first | label "holder" }}{{ . }}{{ else }}nobody{{ end }}{{ else }}an unknown holder{{ end }}. If the process resumes it acts as leader beside its successor until its renew deadline passes; deleting the Pod first prevents that.'),
 
     // A participant reports leading while the Lease names another holder, or nobody: it kept
     // reporting 1 after losing, or it leads another lock than the one its pod's namespace and
