@@ -18,14 +18,16 @@ import (
 	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
 )
 
-// environment is everything the faults share: one control plane, one exporter, one
+// environment is everything the faults share: one control plane, the exporter (two replicas), one
 // kube-state-metrics, one Prometheus holding the three rule sets and one Alertmanager whose
 // webhook is the receiver.
 type environment struct {
-	dir          string
-	suite        *testsuite.Suite
-	exporter     *exporterproc.Exporter
-	exporterArgs []string
+	dir   string
+	suite *testsuite.Suite
+	// exporters are the chart's default deployment: two replicas, which the rules tell apart
+	// by instance and aggregate away. exporterArgs are each replica's flags.
+	exporters    []*exporterproc.Exporter
+	exporterArgs [][]string
 	ksm          *ksm.Process
 	am, prom     *promstack.Process
 	recv         *receiver
@@ -90,19 +92,28 @@ func start(ctx context.Context, dir string, s Settings, expect []string, short, 
 	if e.ksm, err = ksm.Start(ctx, ksmBin, e.suite.CP.KubeconfigPath(), dir, 0); err != nil {
 		return nil, err
 	}
-	port, err := exporterproc.FreePort()
-	if err != nil {
-		return nil, err
-	}
 	// Every lock kind the electors use (the Python client's ConfigMapLock) and the lock the
-	// missing-lock fault deletes; a fixed port, so a restart keeps its scrape target.
-	e.exporterArgs = []string{"--kubeconfig=" + e.suite.CP.KubeconfigPath(), "--locks=leases,configmaps",
-		fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port)}
-	for _, x := range expect {
-		e.exporterArgs = append(e.exporterArgs, "--expect="+x)
+	// missing-lock fault deletes; a fixed port per replica, so a restart keeps its scrape
+	// target.
+	var targets []string
+	for range 2 {
+		port, err := exporterproc.FreePort()
+		if err != nil {
+			return nil, err
+		}
+		args := []string{"--kubeconfig=" + e.suite.CP.KubeconfigPath(), "--locks=leases,configmaps",
+			fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port)}
+		for _, x := range expect {
+			args = append(args, "--expect="+x)
+		}
+		e.exporterArgs = append(e.exporterArgs, args)
+		e.exporters = append(e.exporters, nil)
+		targets = append(targets, fmt.Sprintf("127.0.0.1:%d", port))
 	}
-	if err := e.startExporter(ctx); err != nil {
-		return nil, err
+	for i := range e.exporters {
+		if err := e.startExporter(ctx, i); err != nil {
+			return nil, err
+		}
 	}
 	rules, err := writeRuleSets(ctx, dir, short)
 	if err != nil {
@@ -116,7 +127,7 @@ func start(ctx context.Context, dir string, s Settings, expect []string, short, 
 	}
 	sec := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
 	if e.prom, err = promstack.StartPrometheus(ctx, dir, promstack.PrometheusOptions{
-		Targets: []string{e.exporter.Addr()}, RuleFiles: rules, AlertmanagerURL: e.am.URL,
+		Targets: targets, RuleFiles: rules, AlertmanagerURL: e.am.URL,
 		ScrapeInterval: sec(s.ScrapeIntervalSeconds), EvaluationPeriod: sec(s.EvaluationIntervalSeconds),
 		ScrapeConfigs: fmt.Sprintf("  - job_name: kube-state-metrics\n    static_configs: [{targets: [%q]}]\n", strings.TrimPrefix(e.ksm.URL, "http://")) +
 			e.targets.ScrapeConfig("electors"),
@@ -126,17 +137,17 @@ func start(ctx context.Context, dir string, s Settings, expect []string, short, 
 	return e, nil
 }
 
-// startExporter runs the release build with the environment's flags and waits until ready.
-func (e *environment) startExporter(ctx context.Context) error {
-	exp, err := exporterproc.Start(ctx, e.suite.Bin, e.exporterArgs...)
+// startExporter runs replica i, the release build with its flags, and waits until ready.
+func (e *environment) startExporter(ctx context.Context, i int) error {
+	exp, err := exporterproc.Start(ctx, e.suite.Bin, e.exporterArgs[i]...)
 	if err != nil {
 		return err
 	}
 	if err := exp.WaitReady(ctx, 2*time.Minute); err != nil {
 		exp.Kill()
-		return fmt.Errorf("lease-exporter not ready: %w\n%s", err, exp.Logs())
+		return fmt.Errorf("lease-exporter replica %d not ready: %w\n%s", i, err, exp.Logs())
 	}
-	e.exporter = exp
+	e.exporters[i] = exp
 	return nil
 }
 
@@ -147,8 +158,10 @@ func (e *environment) stop() {
 			p.Stop()
 		}
 	}
-	if e.exporter != nil {
-		_ = e.exporter.Stop()
+	for _, exp := range e.exporters {
+		if exp != nil {
+			_ = exp.Stop()
+		}
 	}
 	if e.ksm != nil {
 		e.ksm.Stop()

@@ -93,7 +93,7 @@ func catalogue() []faultDef {
 			run: skewed("-120s", false)},
 		{id: "node-heartbeat-stops", title: "A node's heartbeat Lease stops being renewed", elector: "kubelet (scripted writes)", lease: 40 * time.Second,
 			run: nodeHeartbeat},
-		{id: "exporter-restart-mid-failover", title: "The exporter restarted during a client-go failover", elector: "client-go", exclusive: true, lease: components.LeaseDuration,
+		{id: "exporter-restart-mid-failover", title: "The exporter's two replicas restarted one at a time during a client-go failover", elector: "client-go", exclusive: true, lease: components.LeaseDuration,
 			run: exporterRestart},
 		{id: "apiserver-down", title: "The API server down for 60 s", elector: "client-go", exclusive: true, lease: components.LeaseDuration,
 			run: apiServerDown},
@@ -459,8 +459,8 @@ func nodeHeartbeat(ctx context.Context, t *trial) error {
 	return sleep(ctx, t.windows.quiet)
 }
 
-// exporterRestart SIGKILLs the client-go leader, and restarts the exporter while its
-// standby waits out the lease.
+// exporterRestart SIGKILLs the client-go leader, and restarts the exporter's replicas one
+// after the other (a rollout of the chart's two) while its standby waits out the lease.
 func exporterRestart(ctx context.Context, t *trial) error {
 	leader, _, err := pair(ctx, t, "failover")
 	if err != nil {
@@ -471,11 +471,13 @@ func exporterRestart(ctx context.Context, t *trial) error {
 	if err := sleep(ctx, 5*time.Second); err != nil {
 		return err
 	}
-	if err := t.e.exporter.Stop(); err != nil {
-		return fmt.Errorf("stop the exporter: %w", err)
-	}
-	if err := t.e.startExporter(ctx); err != nil {
-		return fmt.Errorf("restart the exporter: %w", err)
+	for i, exp := range t.e.exporters {
+		if err := exp.Stop(); err != nil {
+			return fmt.Errorf("stop exporter replica %d: %w", i, err)
+		}
+		if err := t.e.startExporter(ctx, i); err != nil {
+			return fmt.Errorf("restart exporter replica %d: %w", i, err)
+		}
 	}
 	t.repair()
 	return sleep(ctx, t.windows.quiet)
