@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -218,7 +219,10 @@ func stall(ctx context.Context, t *trial) error {
 // flapping hands leadership over every 30 s: the leader is restarted (SIGTERM, releasing)
 // and comes back as a standby, as a crash-looping leader does. The handovers keep to a
 // schedule counted from the fault, so that the time a stop and a start take does not
-// stretch the 30 s (the run at 0224426 slept 30 s after each, and paged late).
+// stretch the 30 s, and each stops whoever the Lease names: the restarted Pod's elector
+// tries at once while the standby polls, so it often takes over, and a harness that assumed
+// the standby had (as the run at 0224426 did) stopped a standby every other time, halving
+// the changes.
 func flapping(ctx context.Context, t *trial) error {
 	const lease = "flappy"
 	a, b, err := pair(ctx, t, lease)
@@ -226,17 +230,25 @@ func flapping(ctx context.Context, t *trial) error {
 		return err
 	}
 	t.fault()
-	leader, standby := a, b
+	live := []*election.Participant{a, b}
 	for i := range 12 {
 		if err := sleep(ctx, time.Until(t.f.FaultAt.Add(time.Duration(i+1)*30*time.Second))); err != nil {
 			return err
 		}
-		t.stop(leader)
+		h, err := t.holder(ctx, "", lease, 30*time.Second, anyHolder)
+		if err != nil {
+			return fmt.Errorf("handover %d: %w", i+1, err)
+		}
+		at := slices.IndexFunc(live, func(p *election.Participant) bool { return strings.HasPrefix(h, p.Pod+"_") })
+		if at < 0 {
+			return fmt.Errorf("handover %d: the Lease names %q, none of the running participants", i+1, h)
+		}
+		t.stop(live[at])
 		next, err := t.participant(ctx, lease, fmt.Sprintf("%s-%d", t.ns, i), components)
 		if err != nil {
 			return err
 		}
-		leader, standby = standby, next
+		live = append(slices.Delete(live, at, at+1), next)
 	}
 	t.repair()
 	// FrequentTransitions counts over 10 minutes: its resolution comes that long after.

@@ -108,9 +108,9 @@ function(c, lib)
     // in time (docs/alerts.md#what-the-alerts-can-and-cannot-see). The hang is what can be
     // seen, and deleting the Pod before it resumes prevents the double leadership. A leader
     // that crashes, restarts or is deleted never matches: refused or removed targets fail
-    // fast or vanish. 30s outlasts the scrapes a short pause loses (test/e2e pauses leaders
-    // for their lease duration and more, and this stays quiet); hack/detect's SIGSTOP of
-    // 75 s pages.
+    // fast or vanish. 30s outlasts one lost scrape at scrape intervals up to 30s (a short
+    // pause: the condition holds from the timeout to the next answered scrape); hack/detect's
+    // SIGSTOP of 75 s pages.
     lib.alert('LeaseLeaderHung', 'critical', |||
       (
           max %(by)s (
