@@ -17,11 +17,12 @@ const (
 	backOffReset   = 10 * time.Minute
 )
 
-// nextBackOff is the back-off after a run that lasted ran, when the last one was last.
-func nextBackOff(last, ran time.Duration) time.Duration {
+// nextBackOff is the back-off after a run that lasted ran, when the last one was last and
+// the first is initial.
+func nextBackOff(initial, last, ran time.Duration) time.Duration {
 	switch {
 	case last == 0 || ran >= backOffReset:
-		return backOffInitial
+		return initial
 	default:
 		return min(2*last, backOffMax)
 	}
@@ -50,6 +51,11 @@ type supervised struct {
 // supervise starts what start starts and restarts it after the kubelet's back-off whenever
 // it exits on its own, until ctx ends or the harness ends it.
 func supervise(ctx context.Context, logger *slog.Logger, what string, start func() (process, error)) (*supervised, error) {
+	return superviseFrom(ctx, logger, what, backOffInitial, start)
+}
+
+// superviseFrom is supervise with the first back-off initial.
+func superviseFrom(ctx context.Context, logger *slog.Logger, what string, initial time.Duration, start func() (process, error)) (*supervised, error) {
 	r, err := start()
 	if err != nil {
 		return nil, err
@@ -70,7 +76,7 @@ func supervise(ctx context.Context, logger *slog.Logger, what string, start func
 			if s.isEnded() {
 				return
 			}
-			backOff = nextBackOff(backOff, time.Since(began))
+			backOff = nextBackOff(initial, backOff, time.Since(began))
 			logger.Info("elector exited on its own; restarting it as the kubelet would", "elector", what, "after", backOff)
 			select {
 			case <-ctx.Done():
@@ -84,9 +90,13 @@ func supervise(ctx context.Context, logger *slog.Logger, what string, start func
 			}
 			r, err := start()
 			if err != nil {
-				s.mu.Unlock()
-				logger.Warn("restarting an elector failed", "elector", what, "err", err)
-				return
+				// A container that fails to start is one more exit to the kubelet: it backs off
+				// and tries again (kube-controller-manager exits at once while the API server
+				// is down, and a supervisor that gave up left its lock without candidates).
+				closed := make(chan struct{})
+				close(closed)
+				r = process{done: closed, kill: func() {}, stop: func() {}}
+				logger.Info("restarting an elector failed; backing off", "elector", what, "err", err)
 			}
 			s.cur, s.restarts = r, s.restarts+1
 			s.mu.Unlock()
