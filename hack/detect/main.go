@@ -50,6 +50,7 @@ func run(ctx context.Context, logger *slog.Logger) error {
 	doc := flag.String("doc", "docs/detection.md", "The document whose generated table -render (and a full run) rewrites.")
 	svg := flag.String("svg", "docs/detection.svg", "The chart -render (and a full run) writes.")
 	renderOnly := flag.Bool("render", false, "Only regenerate -doc's table and -svg from -out.")
+	rescoreOnly := flag.Bool("rescore", false, "Only sort the recorded pages of -out's must-not-page rows into false and other again with the current scoring, write -out and regenerate -doc's table and -svg.")
 	only := flag.String("only", "", "Comma-separated fault IDs to run instead of all (debugging; the output is partial).")
 	keep := flag.Bool("keep", false, "Keep the working directory (logs of every process) after the run.")
 	short := flag.Bool("short", false, "With -only: -smoke's short `for`s and windows, to check faults' mechanics in minutes; the times mean nothing.")
@@ -59,6 +60,17 @@ func run(ctx context.Context, logger *slog.Logger) error {
 	}
 	*short = *short || *smoke
 	if *renderOnly {
+		return render(*out, *doc, *svg)
+	}
+	if *rescoreOnly {
+		r, err := readResults(*out)
+		if err != nil {
+			return err
+		}
+		rescore(r, describe())
+		if err := writeResults(*out, r); err != nil {
+			return err
+		}
 		return render(*out, *doc, *svg)
 	}
 	defs, err := selectFaults(*smoke, *only)

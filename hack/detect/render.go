@@ -119,6 +119,9 @@ func renderTable(r *Results) string {
 		"that did not run counts as neither a page nor a miss.\n",
 		cellText(r.Commit), cellText(r.Kubernetes), r.Started.UTC().Format("2006-01-02"),
 		seconds(st.ScrapeIntervalSeconds), seconds(st.EvaluationIntervalSeconds), seconds(st.GroupWaitSeconds))
+	if r.Rescored != "" {
+		fmt.Fprintf(&b, "\nThe pages of the rows that must not page were sorted into false and other again by the scoring at %s (`go run ./hack/detect -rescore`); the pages are the run's.\n", cellText(r.Rescored))
+	}
 	return b.String()
 }
 

@@ -10,7 +10,10 @@ import (
 // Results is one run of the benchmark: docs/detection.json, from which docs/detection.md's
 // table and chart are generated (render.go).
 type Results struct {
-	Commit     string    `json:"commit"`     // git describe of the tree measured
+	Commit string `json:"commit"` // git describe of the tree measured
+	// Rescored is the commit whose scoring last sorted the recorded pages again (-rescore),
+	// when that came after the run.
+	Rescored   string    `json:"rescored,omitempty"`
 	Started    time.Time `json:"started"`    // when the faults began
 	Kubernetes string    `json:"kubernetes"` // the control plane's version
 	Settings   Settings  `json:"settings"`

@@ -79,11 +79,13 @@ func score(faults []*Fault, spans []span, all []Notification, grace time.Duratio
 		}
 		o := f.Results[p.Set]
 		switch {
-		case p.At.Before(f.FaultAt), f.RepairAt != nil && p.At.After(f.RepairAt.Add(grace)):
-			o.False = append(o.False, p)
-		case !f.MustPage && otherAlerts[p.Alertname]:
-			o.Other = append(o.Other, p)
 		case !f.MustPage:
+			if otherOnQuietRow(f, p) {
+				o.Other = append(o.Other, p)
+			} else {
+				o.False = append(o.False, p)
+			}
+		case p.At.Before(f.FaultAt), f.RepairAt != nil && p.At.After(f.RepairAt.Add(grace)):
 			o.False = append(o.False, p)
 		default:
 			if !o.Paged {
@@ -107,6 +109,41 @@ func score(faults []*Fault, spans []span, all []Notification, grace time.Duratio
 		}
 	}
 	return unattributed
+}
+
+// otherOnQuietRow tells, for a page on a must-not-page row, an alert about something besides
+// the election (shown apart) from a false page: a leadership alert, or any alert before the
+// fault. After the fault's repair (an API server back) an alert of otherAlerts still says
+// something true, e.g. that the exporter's watch was down for its `for`, so the time after
+// the repair does not matter here.
+func otherOnQuietRow(f *Fault, p Notification) bool {
+	return !p.At.Before(f.FaultAt) && otherAlerts[p.Alertname]
+}
+
+// rescore sorts the recorded pages of every must-not-page row into false and other again,
+// with otherOnQuietRow as it is now: for a scoring fix that came after a run, without running
+// it again. The pages themselves are the run's; rows that must page keep their outcomes.
+func rescore(r *Results, commit string) {
+	for i := range r.Faults {
+		f := &r.Faults[i]
+		if f.MustPage {
+			continue
+		}
+		for id, o := range f.Results {
+			pages := append(append([]Notification{}, o.False...), o.Other...)
+			slices.SortStableFunc(pages, func(a, b Notification) int { return a.At.Compare(b.At) })
+			o.False, o.Other = []Notification{}, []Notification{}
+			for _, p := range pages {
+				if otherOnQuietRow(f, p) {
+					o.Other = append(o.Other, p)
+				} else {
+					o.False = append(o.False, p)
+				}
+			}
+			f.Results[id] = o
+		}
+	}
+	r.Rescored = commit
 }
 
 // resolved is from the repair to the last resolution of the alerts set paged with on f,

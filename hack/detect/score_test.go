@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -60,5 +61,36 @@ func TestScoreAttributesPagesAndTellsFalseFromOther(t *testing.T) {
 	}
 	if len(unattributed) != 1 || unattributed[0].Labels["namespace"] != "kube-system" {
 		t.Errorf("unattributed = %v; want the kube-system page", unattributed)
+	}
+}
+
+// On a row that must not page, an alert about the monitoring itself after the repair (the
+// exporter's watch stayed down past the API server's return) is shown apart, not false, and
+// -rescore sorts a run's recorded pages so again.
+func TestQuietRowsShowOtherAlertsAfterTheRepairApart(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	repair := at(60)
+	outage := &Fault{ID: "outage", Namespace: "detect-outage", Exclusive: true, Ran: true, FaultAt: at(0), RepairAt: &repair}
+	all := []Notification{
+		note(at(180), "firing", "lease-exporter", "LeaseExporterWatchStale", ""),
+		note(at(190), "firing", "lease-exporter", "LeaseNoLeader", "detect-other"),
+	}
+	score([]*Fault{outage}, []span{{at(-10), at(400)}}, all, 31*time.Second)
+	if o := outage.Results["lease-exporter"]; len(o.Other) != 1 || len(o.False) != 1 || o.False[0].Alertname != "LeaseNoLeader" {
+		t.Errorf("outage, ours: %+v; want the watch alert shown apart and LeaseNoLeader false", o)
+	}
+
+	// A run scored before the fix: both in False.
+	r := &Results{Faults: []Fault{{ID: "outage", Ran: true, FaultAt: at(0), RepairAt: &repair, Results: map[string]Outcome{
+		"lease-exporter": {False: []Notification{all[1], all[0]}, Other: []Notification{}},
+	}}}}
+	rescore(r, "abc1234")
+	o := r.Faults[0].Results["lease-exporter"]
+	if len(o.Other) != 1 || o.Other[0].Alertname != "LeaseExporterWatchStale" || len(o.False) != 1 || o.False[0].Alertname != "LeaseNoLeader" || r.Rescored != "abc1234" {
+		t.Errorf("rescored: %+v (rescored %q); want the watch alert other, LeaseNoLeader false, rescored abc1234", o, r.Rescored)
+	}
+	if table := renderTable(r); !strings.Contains(table, "sorted into false and other again by the scoring at abc1234") {
+		t.Errorf("the table does not say it was rescored:\n%s", table)
 	}
 }
