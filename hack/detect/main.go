@@ -45,7 +45,7 @@ func main() {
 }
 
 func run(ctx context.Context, logger *slog.Logger) error {
-	smoke := flag.Bool("smoke", false, "Run one fault with the rules' `for` shortened to 10 s, check that ours paged and nothing paged falsely, and write nothing into docs/.")
+	smoke := flag.Bool("smoke", false, "Run one fault with the rules' `for` shortened to 10 s, check that ours paged, did not page falsely and that every page is explained, and write nothing into docs/.")
 	out := flag.String("out", "docs/detection.json", "The results file (not written with -smoke).")
 	doc := flag.String("doc", "docs/detection.md", "The document whose generated table -render (and a full run) rewrites.")
 	svg := flag.String("svg", "docs/detection.svg", "The chart -render (and a full run) writes.")
@@ -231,7 +231,8 @@ func runFaults(ctx context.Context, logger *slog.Logger, e *environment, defs []
 	return slices.DeleteFunc(trials, func(t *trial) bool { return t == nil }), failed
 }
 
-// checkSmoke is -smoke's verdict: the fault ran, our set paged and nothing paged falsely.
+// checkSmoke is -smoke's verdict: the fault ran, our set paged and did not page falsely, and
+// no page went unexplained.
 func checkSmoke(r *Results, failed []error) error {
 	if err := errors.Join(failed...); err != nil {
 		return err
@@ -245,10 +246,11 @@ func checkSmoke(r *Results, failed []error) error {
 	if !ours.Paged {
 		problems = append(problems, fmt.Sprintf("%s did not page with the lease-exporter rules", f.ID))
 	}
-	for id, o := range f.Results {
-		if len(o.False) > 0 {
-			problems = append(problems, fmt.Sprintf("%d false page(s) from %s", len(o.False), id))
-		}
+	// Only ours must not page falsely: a baseline's false page (the self-report's `sum == 0`
+	// while the replacement waits to lead, with the smoke's 10 s `for`) is what it measures,
+	// and is printed below.
+	if n := len(ours.False); n > 0 {
+		problems = append(problems, fmt.Sprintf("%d false page(s) from lease-exporter: %v", n, ours.False))
 	}
 	if len(r.Unattributed) > 0 {
 		problems = append(problems, fmt.Sprintf("%d page(s) no fault explains: %v", len(r.Unattributed), r.Unattributed))
@@ -262,6 +264,9 @@ func checkSmoke(r *Results, failed []error) error {
 			fmt.Printf("smoke: %s: %s paged with %v after %.0f s, resolved %s s after the repair\n", s.ID, f.ID, o.Alerts, *o.PageSeconds, ptrString(o.ResolveSeconds))
 		} else {
 			fmt.Printf("smoke: %s: %s did not page\n", s.ID, f.ID)
+		}
+		if len(o.False) > 0 {
+			fmt.Printf("smoke: %s: %d false page(s) on %s: %v\n", s.ID, len(o.False), f.ID, o.False)
 		}
 	}
 	return nil
