@@ -42,10 +42,9 @@ type process struct {
 // The harness ending it (a fault's kill or stop, the trial's cleanup) is final, as a Pod
 // deleted or its node lost.
 type supervised struct {
-	mu       sync.Mutex
-	cur      process
-	ended    bool
-	restarts int
+	mu    sync.Mutex
+	cur   process
+	ended bool
 }
 
 // supervise starts what start starts and restarts it after the kubelet's back-off whenever
@@ -98,7 +97,7 @@ func superviseFrom(ctx context.Context, logger *slog.Logger, what string, initia
 				r = process{done: closed, kill: func() {}, stop: func() {}}
 				logger.Info("restarting an elector failed; backing off", "elector", what, "err", err)
 			}
-			s.cur, s.restarts = r, s.restarts+1
+			s.cur = r
 			s.mu.Unlock()
 		}
 	}()
@@ -127,10 +126,3 @@ func (s *supervised) end(kill bool) {
 
 func (s *supervised) Kill() { s.end(true) }
 func (s *supervised) Stop() { s.end(false) }
-
-// Restarts is how many times it was started again.
-func (s *supervised) Restarts() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.restarts
-}
