@@ -135,7 +135,7 @@ func (t *trial) manager(ctx context.Context, lease string) (*supervised, error) 
 	if err != nil {
 		return nil, err
 	}
-	s, err := supervise(ctx, t.logger, t.ns+"/"+lease+" controller-runtime manager", func() (process, error) {
+	return t.supervised(ctx, lease+" controller-runtime manager", func() (process, error) {
 		m, err := election.StartManager(ctx, t.e.manager, t.e.suite.CP.KubeconfigPath(), t.ns, lease, election.Components)
 		if err != nil {
 			return process{}, err
@@ -144,22 +144,16 @@ func (t *trial) manager(ctx context.Context, lease string) (*supervised, error) 
 			m.Kill()
 			return process{}, err
 		}
-		unlist := func() { _ = t.e.targets.Set(m.Addr(), nil) }
-		go func() { <-m.Done(); unlist() }()
+		go func() { <-m.Done(); _ = t.e.targets.Set(m.Addr(), nil) }()
 		return process{done: m.Done(), kill: m.Kill, stop: m.Stop}, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	t.cleanup(s.Stop)
-	return s, nil
 }
 
 // python starts the Python client's elector on lock, with its clock shifted by faketime
 // ("" for none), supervised: it returns when it loses the lock, and comes back as a Pod's
 // container would.
 func (t *trial) python(ctx context.Context, lock election.PythonLock, name, identity, faketime string) (*supervised, error) {
-	s, err := supervise(ctx, t.logger, t.ns+"/"+name+" Python elector", func() (process, error) {
+	return t.supervised(ctx, name+" Python elector", func() (process, error) {
 		p, err := election.StartPython(election.PythonOptions{Kubeconfig: t.e.suite.CP.KubeconfigPath(), Namespace: t.ns,
 			Name: name, Identity: identity, Lock: lock, Faketime: faketime, Dir: t.e.dir})
 		if err != nil {
@@ -167,24 +161,25 @@ func (t *trial) python(ctx context.Context, lock election.PythonLock, name, iden
 		}
 		return process{done: p.Done(), kill: p.Kill, stop: p.Stop}, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	t.cleanup(s.Stop)
-	return s, nil
 }
 
 // component starts a control-plane component electing in the trial's namespace, supervised:
 // kube-scheduler and kube-controller-manager exit when they lose their lock, and come back
 // as the kubelet restarts a static Pod.
 func (t *trial) component(ctx context.Context, name string) (*supervised, error) {
-	s, err := supervise(ctx, t.logger, t.ns+"/"+name, func() (process, error) {
+	return t.supervised(ctx, name, func() (process, error) {
 		p, err := t.e.suite.CP.StartComponent(ctx, name, "--leader-elect-resource-namespace="+t.ns, "--leader-elect-resource-name="+name)
 		if err != nil {
 			return process{}, err
 		}
 		return process{done: p.Done(), kill: func() { _ = p.Kill() }, stop: func() { _ = p.Stop() }}, nil
 	})
+}
+
+// supervised runs start under a supervisor (supervise.go) until the trial closes; what,
+// prefixed with the namespace, names it in the log.
+func (t *trial) supervised(ctx context.Context, what string, start func() (process, error)) (*supervised, error) {
+	s, err := supervise(ctx, t.logger, t.ns+"/"+what, start)
 	if err != nil {
 		return nil, err
 	}
