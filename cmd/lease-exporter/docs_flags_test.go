@@ -23,6 +23,7 @@ var otherToolsFlags = map[string]string{
 	"wait": "helm install", "server-side": "kubectl apply", "from-file": "kubectl create",
 	"raw": "kubectl get", "previous": "kubectl logs", "for": "kubectl events",
 	"type": "kubectl patch", "list": "kubectl auth can-i", "image": "kubectl debug",
+	"grace-period": "kubectl delete", "force": "kubectl delete",
 	"show-labels": "kubectl get", "field-selector": "kubectl get", "sort-by": "kubectl get",
 	"manifest": "kubectl krew install", "archive": "kubectl krew install",
 	"build-arg": "docker build", "platform": "docker build", "pull": "docker build",
