@@ -38,6 +38,26 @@ function(c, lib)
     override(override(if c.participantLockLabel == 'name' then named else override(named, 'lease', c.participantLockLabel),
                       'namespace', c.participantNamespaceLabel), 'pod', c.participantPodLabel);
   local relabelled = relabel('(%s == 1)' % status);
+  // When the holder acquired the lock, by the exporter's clock: acquireTime minus the holder's
+  // skew (or acquireTime itself before the exporter has measured it), the latest among the
+  // replicas. A participant's 1 counts only if it was scraped after that. A Pod removed from
+  // discovery (deleted, scaled away) before a scrape fails keeps its last sample current for
+  // over two scrape intervals (Prometheus writes the stale markers that late in case the
+  // target comes back), and that ghost of a leader that has handed over would otherwise sit
+  // beside its successor: at 60s scrapes past LeaseSplitBrain's 1m, and at any interval when
+  // leaders are replaced more often than that (hack/detect's flapping row paged so at 15s).
+  // Every real second leader is scraped after the holder acquired.
+  local acquired = |||
+    max %(byLease)s (
+        (
+            lease_acquire_timestamp_seconds{%(sel)s, class="leader-election"}
+          - lease_holder_clock_skew_seconds{%(sel)s, class="leader-election"}
+        )
+      or
+        lease_acquire_timestamp_seconds{%(sel)s, class="leader-election"}
+    )
+  ||| % (p { byLease: lib.by(['namespace', 'lease']) });
+  local scraped = relabel('timestamp(%s)' % status);
   // A participant that led when it stopped answering: its last sample said 1 (range vectors
   // leave out the stale markers a failed scrape writes), it has no fresh sample now, and its
   // target's last scrape failed slowly. A dead process refuses the connection at once; a
@@ -72,16 +92,22 @@ function(c, lib)
       record: leading,
       expr: |||
         max %(by)s (
-          %(relabelled)s
+            %(relabelled)s
+          unless
+            %(scraped)s
+              <= %(onLease)s group_left ()
+            %(acquired)s
         )
         and %(onLease)s
           %(holders)s
-      ||| % (p { by: lib.by(['namespace', 'lease', 'pod']), relabelled: relabelled, holders: holders }),
+      ||| % (p { by: lib.by(['namespace', 'lease', 'pod']), relabelled: relabelled, holders: holders,
+                 scraped: scraped, acquired: std.strReplace(std.rstripChars(acquired, '\n'), '\n', '\n    ') }),
     },
 
     // Two participants of one lock both act as leader. A handover shows it for one stale
-    // sample: the old leader reports 0 (released, or lost) or stops being scraped (crashed,
-    // paused) before its successor acquires. A leader paused past its lease and resumed
+    // sample: the old leader reports 0 (released, or lost), stops being scraped (crashed,
+    // paused) or leaves discovery (its last report predates the acquisition, see `acquired`)
+    // before its successor acquires. A leader paused past its lease and resumed
     // reports 1 for its renew deadline (test/e2e: 10.0s with the components' default 10s),
     // plus one scrape interval in Prometheus: 40s at 30s scrapes, below 1m, so
     // that real but short double leadership is measured (docs/alerts.md), not paged. What
