@@ -85,7 +85,7 @@ fuzz: ## Fuzz the collector, the leader-record parser, the Events' note parser a
 	@# "context deadline exceeded" when its workers are starved at the deadline (go.dev/issue/75804,
 	@# fixed in Go 1.27), and make test runs these beside the suites at the lowest priority.
 	$(GO) test -run '^$$' -fuzz FuzzCollect -fuzztime 6000x ./collector/
-	$(GO) test -run '^$$' -fuzz FuzzParseLeaderRecord -fuzztime 50000x ./informer/leaderrecord/
+	$(GO) test -run '^$$' -fuzz FuzzParseLeaderRecord -fuzztime 50000x ./lock/leaderrecord/
 	$(GO) test -run '^$$' -fuzz FuzzNoteRoundTrip -fuzztime 14000x ./events/
 	$(GO) test -run '^$$' -fuzz FuzzDecodePage -fuzztime 14000x ./events/
 	$(GO) test -run '^$$' -fuzz FuzzEscRoundTrip -fuzztime 20000x ./cmd/kubectl-lease/
@@ -97,7 +97,7 @@ vuln-selftest: ## Check the vulnerability scan's wiring offline (hack/govulnchec
 unit: ## Run only the fast unit tests (no control plane).
 	@# Every top-level product directory (all but test/, internal/ and hack/): cmd/lease-exporter's
 	@# TestMakeUnitCoversEveryProductPackage fails when one is missing.
-	$(GO) test -race -short ./alerts/... ./cmd/... ./collector/... ./events/... ./exposition/... ./informer/... ./statuspage/... ./hack/lockkinds/ ./hack/soakplot/
+	$(GO) test -race -short ./alerts/... ./cmd/... ./collector/... ./events/... ./exposition/... ./informer/... ./lock/... ./statuspage/... ./hack/lockkinds/ ./hack/soakplot/
 	cd hack/mixin && GOWORK=off $(GO) test -short ./...
 
 lint: ## gofmt, go vet and go mod tidy must be clean.

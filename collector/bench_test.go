@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	coordinationv1 "k8s.io/api/coordination/v1"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // benchView holds n projected Leases: 90% node heartbeats, 10% leader elections.

@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/lease-exporter/lease-exporter/informer"
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // candidateView runs the informer with LeaseCandidates served (v1beta1) over a fake clientset

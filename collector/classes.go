@@ -3,8 +3,8 @@ package collector
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
-	"github.com/lease-exporter/lease-exporter/informer/sharding"
+	"github.com/lease-exporter/lease-exporter/lock"
+	"github.com/lease-exporter/lease-exporter/lock/sharding"
 )
 
 // The class summary: how each class of lock stands, and how old its renewals are, in a fixed

@@ -3,7 +3,7 @@ package collector
 import (
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // Settings is what every collector is built from: what the flags ask of the series, and the

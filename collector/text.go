@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/lease-exporter/lease-exporter/informer"
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // TextWriter renders the per-lease series straight into the Prometheus text format. At 100k

@@ -8,7 +8,7 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/informer"
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // MinExpiredGrace is the least time past its expiry a lock must stay untaken before

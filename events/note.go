@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // unknown marks a duration the exporter could not measure (a change found in a relist).

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // Every note that makes history reads back to the facts it was written from, whatever the

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // maxNote is the longest note the rebuild reads: the events.k8s.io API's bound on a note,

@@ -3,7 +3,7 @@ package events
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // The Events' reasons (docs/events.md, "The Events").

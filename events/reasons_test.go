@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // TestReasonsTable holds everything a reason needs to its row of the reasons table: an

@@ -21,8 +21,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // startWriter is a writer over a fake clientset that writes as if elected.

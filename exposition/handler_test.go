@@ -20,8 +20,8 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/informer"
-	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 func handlerFor(view informer.View) *Handler { return handlerAt(view, nil) }

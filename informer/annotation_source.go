@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
+	"github.com/lease-exporter/lease-exporter/lock/leaderrecord"
 )
 
 // annotationSource is the source of one kind of annotation lock, ConfigMaps or Endpoints:

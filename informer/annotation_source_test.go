@@ -16,10 +16,10 @@ import (
 	metadatafake "k8s.io/client-go/metadata/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
-	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/lockobj"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
+	"github.com/lease-exporter/lease-exporter/lock"
+	"github.com/lease-exporter/lease-exporter/lock/leaderrecord"
 )
 
 var lockMeta = lockobj.AnnotationLock

@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/kubernetes/scheme"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // BenchmarkDecodeLease and BenchmarkStoreUpdate split the CPU of one Lease renewal, which

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 var testDeletions = lock.HistoryOptions{Tenures: 4, Renewals: 3, Classes: []lock.Class{lock.ClassLeaderElection}, Deleted: time.Hour}

@@ -4,8 +4,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
-	"github.com/lease-exporter/lease-exporter/informer/sharding"
+	"github.com/lease-exporter/lease-exporter/lock"
+	"github.com/lease-exporter/lease-exporter/lock/sharding"
 )
 
 // elections counts what only an observer of every write can: renewals, which a scrape every

@@ -9,7 +9,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 var testHistory = lock.HistoryOptions{Tenures: 4, Renewals: 3, Classes: []lock.Class{lock.ClassLeaderElection}}

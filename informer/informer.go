@@ -11,7 +11,7 @@
 // Every kind of object comes from a source (source.go: list, watch, decode); per source and
 // watched namespace, a scope (scope.go) runs one reflector into one store (store.go), which
 // passes every event through the records' observation (lock.Observation: the records, their
-// decoding, history and judgement are package informer/lock's). Health (health.go) judges the
+// decoding, history and judgement are package lock's). Health (health.go) judges the
 // whole view from the scopes' reports. docs/architecture.md draws the picture.
 package informer
 
@@ -28,8 +28,8 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
-	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
+	"github.com/lease-exporter/lease-exporter/lock/leaderrecord"
 )
 
 // View is what the collector may see of the cache: read-only records, whether the cache has

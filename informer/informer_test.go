@@ -10,8 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // TestNewFromConfig: New takes the client configuration once and builds both clients; the

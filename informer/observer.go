@@ -1,6 +1,6 @@
 package informer
 
-import "github.com/lease-exporter/lease-exporter/informer/lock"
+import "github.com/lease-exporter/lease-exporter/lock"
 
 // Observer is told of every lock observation as the stores make it, in event order, from
 // every lock scope's goroutine: what the Events writer (package events) turns into the

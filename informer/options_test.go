@@ -6,7 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/lease-exporter/lease-exporter/informer/sharding"
+	"github.com/lease-exporter/lease-exporter/lock/sharding"
 )
 
 func TestServerSideFilters(t *testing.T) {

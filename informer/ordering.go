@@ -3,7 +3,7 @@ package informer
 import (
 	"slices"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // ordering keeps a store's records sorted by one order as they come, go or change place (a

@@ -5,8 +5,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/lockobj"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // The records the stores' tests feed them, from the objects lock's own tests use.

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // Ordered is a View that keeps its locks in the exposition's orders, so a scrape walks them

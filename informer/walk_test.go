@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // orderedScope is a test scope of Leases: its store keeps the exposition orders.

@@ -45,7 +45,7 @@
     exemptions: [],
 
     // Each alert's `for` ('' or '0' for none) and thresholds. The judgement thresholds
-    // (skew tolerance, candidate staleness) default to the exporter's own, informer/lock/judgement.go.
+    // (skew tolerance, candidate staleness) default to the exporter's own, lock/judgement.go.
     alerts: {
       LeaseNoLeader: { 'for': '2m' },
       LeaseMissing: { 'for': '5m' },

@@ -11,8 +11,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/lease-exporter/lease-exporter/collector"
-	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // mixedLocks: every class and standing at now, one lock of each: elections held, lagging,

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/lease-exporter/lease-exporter/informer"
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // The answers to the four routes, judged at the view's JudgedAt: the JSON list and the list

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // BenchmarkPages renders each page and its JSON over 100k Leases, the mix of a large cluster

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // candidatesOf returns the LeaseCandidates of the Lease namespace/name, by name; nil when

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // The locks that went: what the informer keeps of them (lock.Tombstone, within

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // Formatting shared by the pages and the JSON: times, durations, the pages' own URLs.

@@ -15,8 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 var t0 = time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC)

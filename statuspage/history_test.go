@@ -11,8 +11,8 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")

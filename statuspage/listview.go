@@ -5,7 +5,7 @@ import (
 	"html/template"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // The list page's view model: what list.html renders, formatted once here.

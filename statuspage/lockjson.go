@@ -3,7 +3,7 @@ package statuspage
 import (
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // The JSON form of the informer's records: a lock judged at a moment (lock.Judge), its

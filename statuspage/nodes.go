@@ -5,7 +5,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // A large cluster has one node-heartbeat Lease per node: tens of thousands of rows that say

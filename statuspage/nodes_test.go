@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // nodeFixture: 60 kubelets (40 s leases), judged at now: 55 renewed 5 s ago (on time), one

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // rebuiltTenures is a Rebuilt serving fixed tenures for every lock.

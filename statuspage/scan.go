@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // scan is the one pass over the view that both the JSON list and the list page are built

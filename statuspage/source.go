@@ -2,7 +2,7 @@ package statuspage
 
 import (
 	"github.com/lease-exporter/lease-exporter/informer"
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // Source is what the pages read, all of it the informer's cache (informer.Cache): the view

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
+	"github.com/lease-exporter/lease-exporter/lock/leaderrecord"
 	"github.com/lease-exporter/lease-exporter/statuspage"
 )
 

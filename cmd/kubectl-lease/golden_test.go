@@ -24,8 +24,8 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
+	"github.com/lease-exporter/lease-exporter/lock/leaderrecord"
 	"github.com/lease-exporter/lease-exporter/statuspage"
 )
 

@@ -3,7 +3,7 @@ package main
 import (
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 	"github.com/lease-exporter/lease-exporter/statuspage"
 )
 

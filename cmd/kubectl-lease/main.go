@@ -1,6 +1,6 @@
 // Command kubectl-lease is the exporter's judgement at the command line, for the person on
 // call: `kubectl lease` lists every election lock with who holds it and whether validly, as
-// lease_held and lease_class_locks judge it (the same code, informer/lock), and `kubectl
+// lease_held and lease_class_locks judge it (the same code, lock), and `kubectl
 // lease describe` shows one lock's record, candidates and, from an exporter, its history.
 // docs/kubectl-plugin.md is its manual.
 package main

@@ -15,8 +15,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // watchLeases makes src's Lease watches w: every watch the plugin opens gets it.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // Without --events nothing is written; with it, leader-election locks only, at 0.5/s with a

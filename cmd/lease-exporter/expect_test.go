@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/lease-exporter/lease-exporter/collector"
-	"github.com/lease-exporter/lease-exporter/informer/lock"
-	"github.com/lease-exporter/lease-exporter/informer/sharding"
+	"github.com/lease-exporter/lease-exporter/lock"
+	"github.com/lease-exporter/lease-exporter/lock/sharding"
 )
 
 // TestExpectParsesEveryUseAndKind: --expect adds up over uses and commas, defaults to a

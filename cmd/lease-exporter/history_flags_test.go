@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // The history flags set lock.HistoryOptions: by default 4 tenures and 8 intervals for

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // TestBadInput runs the command as a user would and checks the exit code and message.

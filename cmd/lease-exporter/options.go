@@ -17,8 +17,8 @@ import (
 	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/events"
 	"github.com/lease-exporter/lease-exporter/informer"
-	"github.com/lease-exporter/lease-exporter/informer/lock"
-	"github.com/lease-exporter/lease-exporter/informer/sharding"
+	"github.com/lease-exporter/lease-exporter/lock"
+	"github.com/lease-exporter/lease-exporter/lock/sharding"
 	"github.com/lease-exporter/lease-exporter/statuspage"
 )
 

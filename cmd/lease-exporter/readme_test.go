@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // TestREADMEDocumentsEveryFlag keeps the README's flag table and the flags in step: a flag

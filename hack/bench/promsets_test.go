@@ -11,8 +11,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/lease-exporter/lease-exporter/collector"
-	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/lockobj"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // TestCandidateKeepers checks the sets' keep rules, which the bench applies itself (to count

@@ -1,5 +1,5 @@
 // Command lockkinds writes what deploy/ needs to know of each lock kind, from the one table
-// of them (informer/lock/kinds.go), so that a new kind is a row there, its decoder and
+// of them (lock/kinds.go), so that a new kind is a row there, its decoder and
 // `make generate`. For every kind besides Leases (which the base grants and watches):
 //
 //   - deploy/kustomize/components/<kind>-locks/kustomization.yaml: the component that adds
@@ -50,6 +50,6 @@ func run(root string) error {
 		}
 		written++
 	}
-	fmt.Fprintf(os.Stderr, "hack/lockkinds: %d of %d files rewritten from informer's lock kinds table\n", written, len(outputs()))
+	fmt.Fprintf(os.Stderr, "hack/lockkinds: %d of %d files rewritten from the lock kinds table\n", written, len(outputs()))
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestDeployMatchesLockKinds fails while a file deploy/ derives from informer's lock kinds
+// TestDeployMatchesLockKinds fails while a file deploy/ derives from the lock kinds
 // table differs from what the table gives now: a kind was added, removed or changed (or the
 // file edited by hand) without `make generate`.
 func TestDeployMatchesLockKinds(t *testing.T) {
@@ -24,7 +24,7 @@ func TestDeployMatchesLockKinds(t *testing.T) {
 			continue
 		}
 		if !bytes.Equal(old, want) {
-			t.Errorf("%s differs from informer's lock kinds table: run make generate\nwant:\n%s", o.path, want)
+			t.Errorf("%s differs from the lock kinds table: run make generate\nwant:\n%s", o.path, want)
 		}
 	}
 }

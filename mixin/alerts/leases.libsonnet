@@ -8,7 +8,7 @@
 // - only the default (lean) metric set of docs/metrics.md, never a --metrics.extended series;
 //   renew age is computed here, from the sample's timestamp;
 // - the thresholds that judge a lock (the skew tolerance, the candidate freshness) default to
-//   the exporter's judgement, informer/lock/judgement.go (informer/lock/judgement_rules_test.go compares them).
+//   the exporter's judgement, lock/judgement.go (lock/judgement_rules_test.go compares them).
 //
 // Alert labels deliberately do not include the holder: it churns, and a changing label set
 // restarts an alert's `for` clock. Descriptions look the holder up with a template query

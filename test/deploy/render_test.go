@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
 )

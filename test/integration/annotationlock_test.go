@@ -13,11 +13,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
-	"github.com/lease-exporter/lease-exporter/informer/sharding"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
+	"github.com/lease-exporter/lease-exporter/lock/leaderrecord"
+	"github.com/lease-exporter/lease-exporter/lock/sharding"
 )
 
 // Issue 15: ConfigMap and Endpoints annotation locks, written by real electors (the Python

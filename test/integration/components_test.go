@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer/lock"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // The components run with their own leader-election defaults (15 s lease, 10 s renew

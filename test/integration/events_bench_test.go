@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/lease-exporter/lease-exporter/events"
-	"github.com/lease-exporter/lease-exporter/informer/lock"
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // BenchmarkRebuildFromAPIServer times the history's rebuild at start at scale: 10,000 leader

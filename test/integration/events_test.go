@@ -22,11 +22,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/lease-exporter/lease-exporter/informer/sharding"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/tools"
+	"github.com/lease-exporter/lease-exporter/lock/sharding"
 )
 
 // Issue 38: the exporter writes Kubernetes Events for the leadership changes it sees, from

@@ -19,13 +19,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
+	"github.com/lease-exporter/lease-exporter/lock/leaderrecord"
 )
 
-var capture = flag.Bool("capture", false, "write the annotation values the electors write to informer/leaderrecord/testdata/leaderrecord")
+var capture = flag.Bool("capture", false, "write the annotation values the electors write to lock/leaderrecord/testdata/leaderrecord")
 
 // env is shared by the tests, which run in parallel, each in its own namespace.
 var env *testEnv

@@ -13,9 +13,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
+	"github.com/lease-exporter/lease-exporter/lock/leaderrecord"
 )
 
 const pyDuration = 15 * time.Second // the launcher's default lease duration

@@ -1,5 +1,5 @@
 // Package lockobj holds the API objects of locks that the unit tests of informer and
-// informer/lock both feed their code: those packages' internal tests cannot import each other,
+// lock both feed their code: those packages' internal tests cannot import each other,
 // and this package imports neither.
 package lockobj
 
@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
+	"github.com/lease-exporter/lease-exporter/lock/leaderrecord"
 )
 
 // T0 is the tests' reference time.

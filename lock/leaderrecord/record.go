@@ -1,7 +1,7 @@
 // Package leaderrecord reads the leader-election record that ConfigMap and Endpoints locks
 // keep in an annotation (client-go's old annotation locks, the Python client's ConfigMapLock):
 // Parse returns what could be read and a Problem per field that could not. It is the
-// informer's annotation-lock decoder (informer/lock/annotation_lock.go), which keeps the Problems
+// informer's annotation-lock decoder (lock/annotation_lock.go), which keeps the Problems
 // in a lock's record and counts them by Reason in lease_exporter_lock_parse_errors_total. It
 // is its own package because it needs nothing of the informer: the tests of the election
 // harness (internal/testenv/election) read the records real electors write with the same

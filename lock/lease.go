@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
+	"github.com/lease-exporter/lease-exporter/lock/leaderrecord"
 )
 
 // Class says what a Lease is used for; dashboards and alerts treat the classes differently.

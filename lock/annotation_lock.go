@@ -5,7 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
+	"github.com/lease-exporter/lease-exporter/lock/leaderrecord"
 )
 
 // ProjectAnnotationLock projects the metadata of a ConfigMap or Endpoints object carrying the

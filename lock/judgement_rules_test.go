@@ -211,7 +211,7 @@ type rule struct {
 // readRules reads the shipped rule file, alerts/lease-exporter.rules.yml.
 func readRules(t *testing.T) []byte {
 	t.Helper()
-	b, err := os.ReadFile("../../alerts/lease-exporter.rules.yml")
+	b, err := os.ReadFile("../alerts/lease-exporter.rules.yml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lease-exporter/lease-exporter/informer/leaderrecord"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/lockobj"
+	"github.com/lease-exporter/lease-exporter/lock/leaderrecord"
 )
 
 var lockMeta = lockobj.AnnotationLock
