@@ -33,7 +33,7 @@ func TestDocsMatchExporter(t *testing.T) {
 	// The names the exporter can emit: the descriptors of every collector Build makes (with
 	// --expect, which turns the last row on), plus the informer's self-metrics, registered
 	// exactly as the command registers them.
-	cs := collector.Build(nil, collector.Settings{Expected: []collector.ExpectedLock{{Namespace: "ns", Name: "l"}}})
+	cs := collector.Build(nil, collector.Settings{Expected: []lock.Ref{{Namespace: "ns", Name: "l"}}})
 	emitted := descNames(cs.Leases)
 	for _, c := range cs.Registered {
 		emitted = append(emitted, descNames(c)...)

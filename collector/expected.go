@@ -6,15 +6,6 @@ import (
 	"github.com/lease-exporter/lease-exporter/lock"
 )
 
-// ExpectedLock is a lock the user declared must exist (--expect): its series is what
-// LeaseMissing reads, because a lock that is gone has no other series left to alert on.
-type ExpectedLock struct {
-	Kind            lock.Kind
-	Namespace, Name string
-}
-
-func (e ExpectedLock) String() string { return e.Namespace + "/" + e.Name + "/" + e.Kind.Resource() }
-
 var descExpected = prometheus.NewDesc("lease_expected_present",
 	"Whether a lock declared with --expect exists (1) or not (0), as of the last update of the exporter's view.",
 	[]string{"kind", "lease", "namespace"}, nil)
@@ -29,7 +20,7 @@ type ExpectedView interface {
 // ExpectedCollector exports one series per expected lock.
 type ExpectedCollector struct {
 	view  ExpectedView
-	locks []ExpectedLock
+	locks []lock.Ref
 }
 
 var _ prometheus.Collector = (*ExpectedCollector)(nil)

@@ -17,7 +17,7 @@ func TestExpectedPresentOnlyForTheDeclaredKindNamespaceAndName(t *testing.T) {
 		lock.Project(lease("kube-system", "kube-scheduler", held("a_1", 0, 15))),
 		lock.Project(lease("team-a", "worker", held("b_2", 0, 15))),
 	}}
-	c := NewExpected(v, Settings{Expected: []ExpectedLock{
+	c := NewExpected(v, Settings{Expected: []lock.Ref{
 		{Kind: lock.KindLease, Namespace: "kube-system", Name: "kube-scheduler"},
 		{Kind: lock.KindLease, Namespace: "kube-system", Name: "kube-controller-manager"},
 		{Kind: lock.KindConfigMap, Namespace: "team-a", Name: "worker"},
@@ -41,7 +41,7 @@ lease_expected_present{kind="Lease",lease="worker",namespace="team-b"} 0
 // TestExpectedSilentUntilSynced: before the initial list every lock would look missing, so
 // nothing is exported (LeaseMissing then has nothing to fire on).
 func TestExpectedSilentUntilSynced(t *testing.T) {
-	c := NewExpected(staticView{}, Settings{Expected: []ExpectedLock{{Kind: lock.KindLease, Namespace: "kube-system", Name: "kube-scheduler"}}})
+	c := NewExpected(staticView{}, Settings{Expected: []lock.Ref{{Kind: lock.KindLease, Namespace: "kube-system", Name: "kube-scheduler"}}})
 	if n := testutil.CollectAndCount(c); n != 0 {
 		t.Errorf("%d series before sync, want 0", n)
 	}

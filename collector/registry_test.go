@@ -3,6 +3,8 @@ package collector
 import (
 	"testing"
 	"time"
+
+	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 // Build makes one collector per row of the table, in its order, each from the one Settings:
@@ -10,7 +12,7 @@ import (
 func TestBuildMakesTheTablesCollectors(t *testing.T) {
 	clock := func() time.Time { return scrapeTime }
 	without := Build(nil, Settings{Now: clock})
-	with := Build(nil, Settings{Now: clock, Shard: "1", Expected: []ExpectedLock{{Namespace: "ns", Name: "l"}}})
+	with := Build(nil, Settings{Now: clock, Shard: "1", Expected: []lock.Ref{{Namespace: "ns", Name: "l"}}})
 	if len(without.Registered) != len(registered)-1 || len(with.Registered) != len(registered) {
 		t.Fatalf("%d collectors without --expect and %d with, want %d and %d", len(without.Registered), len(with.Registered), len(registered)-1, len(registered))
 	}

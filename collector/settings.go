@@ -25,7 +25,7 @@ type Settings struct {
 	Shard string
 	// Expected are the locks declared with --expect, already checked (known kinds, watched
 	// namespaces, this replica's shard, no duplicates).
-	Expected []ExpectedLock
+	Expected []lock.Ref
 	// Now is the scrape clock; nil means time.Now.
 	Now func() time.Time
 }

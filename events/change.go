@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/lock"
 )
@@ -22,14 +21,6 @@ const MinExpiredGrace = 10 * time.Second
 func expiredGrace(l *lock.Lease) int64 {
 	return max(MinExpiredGrace, time.Duration(l.DurationSeconds)*time.Second).Microseconds()
 }
-
-// lockKey names a lock across kinds: a ConfigMap and a Lease may share namespace and name.
-type lockKey struct {
-	kind lock.Kind
-	key  string
-}
-
-func keyOf(l *lock.Lease) lockKey { return lockKey{l.Kind(), l.StoreKey()} }
 
 // tracked is what the tracker remembers of one lock between observations: what the records
 // alone do not say once they change (who held it before a release, since when).
@@ -56,18 +47,18 @@ type tracked struct {
 // concurrently; a renewal, by far the commonest observation, returns before taking the lock.
 type tracker struct {
 	classes  [lock.NumClasses]bool
-	expected []collector.ExpectedLock
+	expected []lock.Ref
 	// send hands an Event to the writer; false when this replica is not the writer, so an
 	// ExpectedLeaseMissing is stated by whichever replica is elected.
 	send func(ref *corev1.ObjectReference, eventType string, c Change) bool
 
 	mu      sync.Mutex
-	locks   map[lockKey]*tracked
-	missing map[collector.ExpectedLock]bool
+	locks   map[lock.Ref]*tracked
+	missing map[lock.Ref]bool
 }
 
-func newTracker(classes []lock.Class, expected []collector.ExpectedLock, send func(*corev1.ObjectReference, string, Change) bool) *tracker {
-	t := &tracker{expected: expected, send: send, locks: map[lockKey]*tracked{}, missing: map[collector.ExpectedLock]bool{}}
+func newTracker(classes []lock.Class, expected []lock.Ref, send func(*corev1.ObjectReference, string, Change) bool) *tracker {
+	t := &tracker{expected: expected, send: send, locks: map[lock.Ref]*tracked{}, missing: map[lock.Ref]bool{}}
 	for _, c := range classes {
 		t.classes[c] = true
 	}
@@ -115,7 +106,7 @@ func (t *tracker) Observed(prev, rec *lock.Lease, now int64, live bool) {
 	}
 	var outs []Change
 	t.mu.Lock()
-	k := keyOf(rec)
+	k := rec.Ref()
 	s := t.locks[k]
 	if s == nil || prev == nil || prev.UID != rec.UID {
 		t.locks[k] = &tracked{uid: string(rec.GetObjectMeta().GetUID()), holder: rec.Holder, since: sinceOf(rec, now, live), preferred: rec.PreferredHolder()}
@@ -172,8 +163,8 @@ func (t *tracker) Gone(last *lock.Lease, at int64, live bool) {
 		return
 	}
 	t.mu.Lock()
-	if s := t.locks[keyOf(last)]; s != nil && s.uid == string(last.GetObjectMeta().GetUID()) {
-		delete(t.locks, keyOf(last))
+	if s := t.locks[last.Ref()]; s != nil && s.uid == string(last.GetObjectMeta().GetUID()) {
+		delete(t.locks, last.Ref())
 	}
 	t.mu.Unlock()
 	c := Change{Reason: ReasonLeaseDeleted, Old: last.Holder, Still: last.Held(at)}
@@ -196,7 +187,7 @@ func (t *tracker) sweep(view informer.View, has func(lock.Kind, string, string) 
 		}
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		s := t.locks[keyOf(l)]
+		s := t.locks[l.Ref()]
 		if s == nil {
 			return
 		}

@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/lock"
 )
 
@@ -119,8 +118,8 @@ func TestTrackerIgnoresClassesNotAskedFor(t *testing.T) {
 // current, synced view.
 func TestSweepWritesExpiryOnceAndNothingFromAStaleView(t *testing.T) {
 	r := &recorder{}
-	missing := collector.ExpectedLock{Kind: lock.KindLease, Namespace: "kube-system", Name: "kube-scheduler"}
-	tr := newTracker([]lock.Class{lock.ClassLeaderElection}, []collector.ExpectedLock{missing}, r.send)
+	missing := lock.Ref{Kind: lock.KindLease, Namespace: "kube-system", Name: "kube-scheduler"}
+	tr := newTracker([]lock.Class{lock.ClassLeaderElection}, []lock.Ref{missing}, r.send)
 	f := newFeed(t, "ns", "l", tr)
 	rec := f.see("a", 0, true) // 15 s lease: expires at 15 s, LeaseExpired from 30 s
 	v := &view{recs: []*lock.Lease{rec}, existing: map[string]bool{}}
@@ -177,8 +176,8 @@ func TestSweepWritesExpiryOnceAndNothingFromAStaleView(t *testing.T) {
 // elected, it writes the ExpectedLeaseMissing a crashed writer may never have written.
 func TestMissingLockIsStatedByWhicheverReplicaWrites(t *testing.T) {
 	r := &recorder{notWriter: true}
-	missing := collector.ExpectedLock{Kind: lock.KindLease, Namespace: "kube-system", Name: "kube-scheduler"}
-	tr := newTracker([]lock.Class{lock.ClassLeaderElection}, []collector.ExpectedLock{missing}, r.send)
+	missing := lock.Ref{Kind: lock.KindLease, Namespace: "kube-system", Name: "kube-scheduler"}
+	tr := newTracker([]lock.Class{lock.ClassLeaderElection}, []lock.Ref{missing}, r.send)
 	v := &view{synced: true, existing: map[string]bool{}}
 	for s := 2; s <= 10; s += 2 {
 		tr.sweep(v, v.Has, t0.Add(time.Duration(s)*time.Second).UnixMicro(), true)

@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 
-	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/lock"
 	"github.com/lease-exporter/lease-exporter/lock/sharding"
@@ -55,7 +54,7 @@ type Options struct {
 	// Classes of locks whose changes make Events; others make none.
 	Classes []lock.Class
 	// Expected are the locks that must exist (--expect): ExpectedLeaseMissing.
-	Expected []collector.ExpectedLock
+	Expected []lock.Ref
 	// QPS and Burst are the token bucket every Event takes a token from: one per writer, so
 	// one for the cluster, or per shard.
 	QPS   float64

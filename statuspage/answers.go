@@ -83,7 +83,7 @@ func find(src Source, at time.Time, namespace, name, kind string) (Detail, bool)
 		}
 		return d, true
 	}
-	if t := newestTombstone(tombs, lockKey{k, namespace, name}); t != nil {
+	if t := newestTombstone(tombs, lock.Ref{Kind: k, Namespace: namespace, Name: name}); t != nil {
 		return buried(src, tombs, t), true
 	}
 	return Detail{}, false

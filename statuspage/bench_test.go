@@ -48,17 +48,17 @@ func BenchmarkPages(b *testing.B) {
 // detail's cost is the page's own, not a test fake's pass over every lock.
 type indexedView struct {
 	view
-	index map[lockKey]*lock.Lease
+	index map[lock.Ref]*lock.Lease
 }
 
 func indexed(v view) indexedView {
-	iv := indexedView{view: v, index: make(map[lockKey]*lock.Lease, len(v.leases))}
+	iv := indexedView{view: v, index: make(map[lock.Ref]*lock.Lease, len(v.leases))}
 	for _, l := range v.leases {
-		iv.index[keyOf(l)] = l
+		iv.index[l.Ref()] = l
 	}
 	return iv
 }
 
 func (v indexedView) Lookup(kind lock.Kind, namespace, name string) *lock.Lease {
-	return v.index[lockKey{kind, namespace, name}]
+	return v.index[lock.Ref{Kind: kind, Namespace: namespace, Name: name}]
 }

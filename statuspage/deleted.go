@@ -10,14 +10,6 @@ import (
 // The locks that went: what the informer keeps of them (lock.Tombstone, within
 // --history.deleted-retention), matched with the incarnation that replaced them, if any.
 
-// lockKey is how the pages address a lock: kind, namespace and name.
-type lockKey struct {
-	kind            lock.Kind
-	namespace, name string
-}
-
-func keyOf(l *lock.Lease) lockKey { return lockKey{l.Kind(), l.Namespace(), l.Name()} }
-
 // tombstones returns what src keeps of deleted locks, oldest deletion first.
 func tombstones(src Source) []*lock.Tombstone {
 	var out []*lock.Tombstone
@@ -29,12 +21,12 @@ func tombstones(src Source) []*lock.Tombstone {
 // its incarnations it still knows of: the tombstones' and the live one's, if any (one lookup
 // per lock, never a pass over the view). A tombstone's successor is the first incarnation seen
 // at or after it went.
-func incarnations(src Source, tombs []*lock.Tombstone) map[lockKey][]int64 {
-	seen := make(map[lockKey][]int64, len(tombs))
+func incarnations(src Source, tombs []*lock.Tombstone) map[lock.Ref][]int64 {
+	seen := make(map[lock.Ref][]int64, len(tombs))
 	for _, t := range tombs {
-		k := keyOf(t.Lock)
+		k := t.Lock.Ref()
 		if _, ok := seen[k]; !ok {
-			if l := src.Lookup(k.kind, k.namespace, k.name); l != nil {
+			if l := src.Lookup(k.Kind, k.Namespace, k.Name); l != nil {
 				seen[k] = append(seen[k], l.FirstSeen)
 			}
 		}
@@ -49,7 +41,7 @@ func deletedList(src Source, tombs []*lock.Tombstone, f Filter) []Deleted {
 	seen := incarnations(src, tombs)
 	out := []Deleted{}
 	for _, t := range slices.Backward(tombs) {
-		if d := deletedOf(t, seen[keyOf(t.Lock)]); f.matchLock(d.Namespace, d.Class, d.Kind) {
+		if d := deletedOf(t, seen[t.Lock.Ref()]); f.matchLock(d.Namespace, d.Class, d.Kind) {
 			out = append(out, d)
 		}
 	}
@@ -57,9 +49,9 @@ func deletedList(src Source, tombs []*lock.Tombstone, f Filter) []Deleted {
 }
 
 // newestTombstone returns the latest tombstone of the lock k, nil if none is kept.
-func newestTombstone(tombs []*lock.Tombstone, k lockKey) *lock.Tombstone {
+func newestTombstone(tombs []*lock.Tombstone, k lock.Ref) *lock.Tombstone {
 	for _, t := range slices.Backward(tombs) {
-		if keyOf(t.Lock) == k {
+		if t.Lock.Ref() == k {
 			return t
 		}
 	}
@@ -69,11 +61,11 @@ func newestTombstone(tombs []*lock.Tombstone, k lockKey) *lock.Tombstone {
 // previousIncarnation is, for a live lock l recreated within the retention, its previous
 // incarnation with its history; nil when none is kept.
 func previousIncarnation(src Source, tombs []*lock.Tombstone, l *lock.Lease) *Deleted {
-	t := newestTombstone(tombs, keyOf(l))
+	t := newestTombstone(tombs, l.Ref())
 	if t == nil || t.Lock.UID == l.UID {
 		return nil
 	}
-	d := deletedOf(t, incarnations(src, tombs)[keyOf(l)])
+	d := deletedOf(t, incarnations(src, tombs)[l.Ref()])
 	if t.History != nil {
 		d.History = history(merge(*t.History, rebuiltOf(src, t.Lock)), t.Lock, time.UnixMicro(t.DeletedAt), t.Held)
 	}
@@ -92,7 +84,7 @@ func buried(src Source, tombs []*lock.Tombstone, t *lock.Tombstone) Detail {
 	if t.History != nil {
 		d.History = history(merge(*t.History, rebuiltOf(src, t.Lock)), t.Lock, at, t.Held)
 	}
-	gone := deletedOf(t, incarnations(src, tombs)[keyOf(t.Lock)])
+	gone := deletedOf(t, incarnations(src, tombs)[t.Lock.Ref()])
 	d.Deleted = &gone
 	return d
 }

@@ -67,8 +67,8 @@ type listOutput struct {
 	nodes          nodeSummary
 	// seen keeps every record listed, for -w to observe changes from, and shown what each
 	// row printed said, so -w prints a lock again only when that changes.
-	seen  map[lockKey]*lock.Lease
-	shown map[lockKey]shownState
+	seen  map[lock.Ref]*lock.Lease
+	shown map[lock.Ref]shownState
 	// collected holds the records for -o json and yaml, judged together at the end.
 	collected []*lock.Lease
 	rows      int
@@ -84,7 +84,7 @@ func newListOutput(o *options, clock *serverClock) *listOutput {
 		out.summed = &nodes
 	}
 	if o.watch {
-		out.seen, out.shown = map[lockKey]*lock.Lease{}, map[lockKey]shownState{}
+		out.seen, out.shown = map[lock.Ref]*lock.Lease{}, map[lock.Ref]shownState{}
 	}
 	out.table = newTable(o.streams.Out, columnsFor(o.allNamespaces, o.watch), o.output == "wide", o.noHeaders)
 	return out
@@ -117,8 +117,8 @@ func (p *listOutput) page(locks []*lock.Lease) error {
 		default:
 			j := judge(rec, at)
 			if p.seen != nil {
-				p.seen[keyOf(rec)] = rec
-				p.shown[keyOf(rec)] = stateOf(j, rec)
+				p.seen[rec.Ref()] = rec
+				p.shown[rec.Ref()] = stateOf(j, rec)
 			}
 			rows = append(rows, cells(&j, at, p.o.allNamespaces, p.o.watch))
 		}
@@ -228,11 +228,3 @@ func nameOf(l *lock.Lease) string {
 	}
 	return kind + "/" + l.Name()
 }
-
-// lockKey names a lock across kinds.
-type lockKey struct {
-	kind            lock.Kind
-	namespace, name string
-}
-
-func keyOf(l *lock.Lease) lockKey { return lockKey{l.Kind(), l.Namespace(), l.Name()} }

@@ -28,10 +28,10 @@ type change struct {
 	rec  *lock.Lease // nil for relistDone
 	// deleted: the object went, or stopped being a lock (its annotation removed).
 	deleted bool
-	key     lockKey
+	key     lock.Ref
 	live    bool
 	// relisted is set on relistDone: the keys of kind the relist returned.
-	relisted map[lockKey]bool
+	relisted map[lock.Ref]bool
 	err      error
 }
 
@@ -84,11 +84,11 @@ func watchLocks(ctx context.Context, o *options, out *listOutput, src *source, n
 }
 
 // apply observes c and prints the row it changes.
-func (p *listOutput) apply(c change, at time.Time, shown map[lockKey]shownState) error {
+func (p *listOutput) apply(c change, at time.Time, shown map[lock.Ref]shownState) error {
 	switch {
 	case c.relisted != nil:
 		for key, rec := range p.seen {
-			if key.kind == c.kind && !c.relisted[key] {
+			if key.Kind == c.kind && !c.relisted[key] {
 				delete(p.seen, key)
 				if err := p.show(key, rec, at, shown, true); err != nil {
 					return err
@@ -118,7 +118,7 @@ func (p *listOutput) listed(rec *lock.Lease) bool {
 }
 
 // show prints rec's row, judged at at, if it says something the last row of it did not.
-func (p *listOutput) show(key lockKey, rec *lock.Lease, at time.Time, shown map[lockKey]shownState, deleted bool) error {
+func (p *listOutput) show(key lock.Ref, rec *lock.Lease, at time.Time, shown map[lock.Ref]shownState, deleted bool) error {
 	if !p.listed(rec) {
 		return nil
 	}
@@ -189,11 +189,11 @@ func (s *source) watchKind(ctx context.Context, k lock.Kind, ns, selector, rv st
 			}
 		}
 		if rv == "" { // expired: relist, then watch from the list
-			relisted := map[lockKey]bool{}
+			relisted := map[lock.Ref]bool{}
 			newRV, err := s.list(ctx, k, ns, selector, func(locks []*lock.Lease) error {
 				for _, l := range locks {
-					relisted[keyOf(l)] = true
-					if !send(change{kind: k, rec: l, key: keyOf(l)}) {
+					relisted[l.Ref()] = true
+					if !send(change{kind: k, rec: l, key: l.Ref()}) {
 						return ctx.Err()
 					}
 				}
@@ -243,7 +243,7 @@ func (s *source) drain(ctx context.Context, k lock.Kind, w watch.Interface, rv s
 			if ev.Type == watch.Bookmark {
 				continue
 			}
-			key := lockKey{k, m.GetNamespace(), m.GetName()}
+			key := lock.Ref{Kind: k, Namespace: m.GetNamespace(), Name: m.GetName()}
 			l, isLock := project(k, ev.Object)
 			if ev.Type == watch.Deleted || !isLock {
 				if !send(change{kind: k, key: key, deleted: true}) {

@@ -7,7 +7,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/lock"
 )
 
@@ -37,8 +36,8 @@ const expectUsage = "Locks that must exist, comma-separated, as namespace/name (
 
 // locks parses and checks every entry against what the exporter watches: a lock the
 // exporter could never see would read as missing forever.
-func (e *expectList) locks(watched []lock.Kind, namespaces, excluded []string) ([]collector.ExpectedLock, error) {
-	var out []collector.ExpectedLock
+func (e *expectList) locks(watched []lock.Kind, namespaces, excluded []string) ([]lock.Ref, error) {
+	var out []lock.Ref
 	for _, entry := range e.entries {
 		l, err := parseExpected(entry)
 		if err != nil {
@@ -59,12 +58,12 @@ func (e *expectList) locks(watched []lock.Kind, namespaces, excluded []string) (
 	return out, nil
 }
 
-func parseExpected(entry string) (collector.ExpectedLock, error) {
+func parseExpected(entry string) (lock.Ref, error) {
 	parts := strings.Split(entry, "/")
 	if len(parts) < 2 || len(parts) > 3 {
-		return collector.ExpectedLock{}, fmt.Errorf("want namespace/name or namespace/name/kind (kind: %s)", lock.KindNames("or"))
+		return lock.Ref{}, fmt.Errorf("want namespace/name or namespace/name/kind (kind: %s)", lock.KindNames("or"))
 	}
-	l := collector.ExpectedLock{Kind: lock.DefaultKind, Namespace: parts[0], Name: parts[1]}
+	l := lock.Ref{Kind: lock.DefaultKind, Namespace: parts[0], Name: parts[1]}
 	if errs := validation.IsDNS1123Label(l.Namespace); len(errs) > 0 {
 		return l, fmt.Errorf("namespace %q: %s", l.Namespace, strings.Join(errs, "; "))
 	}

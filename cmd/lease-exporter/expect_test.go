@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/lock"
 	"github.com/lease-exporter/lease-exporter/lock/sharding"
 )
@@ -19,7 +18,7 @@ func TestExpectParsesEveryUseAndKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := o.derived.collectors.Expected
-	want := []collector.ExpectedLock{
+	want := []lock.Ref{
 		{Kind: lock.KindLease, Namespace: "kube-system", Name: "kube-scheduler"},
 		{Kind: lock.KindLease, Namespace: "kube-system", Name: "kube-controller-manager"},
 		{Kind: lock.KindConfigMap, Namespace: "team-a", Name: "worker"},

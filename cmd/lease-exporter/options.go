@@ -278,9 +278,9 @@ func (o *options) informerOptions(historyClasses []lock.Class) informer.Options 
 // expectedLocks returns this replica's expected locks, checked against what w watches. With
 // --total-shards each replica declares only its own shard's, so that no replica reports
 // another's lock missing.
-func (o *options) expectedLocks(w informer.Options) ([]collector.ExpectedLock, error) {
+func (o *options) expectedLocks(w informer.Options) ([]lock.Ref, error) {
 	locks, err := o.expect.locks(w.Locks, w.Namespaces, w.ExcludeNamespaces)
-	return slices.DeleteFunc(locks, func(l collector.ExpectedLock) bool { return !w.Owns(l.Namespace, l.Name) }), err
+	return slices.DeleteFunc(locks, func(l lock.Ref) bool { return !w.Owns(l.Namespace, l.Name) }), err
 }
 
 // parseOptions parses args; an invalid flag is a usageError (exit code 2), reported after
@@ -327,7 +327,7 @@ func splitList(s string) []string {
 }
 
 // eventsOptions checks the --events flags and returns what they mean, nil without --events.
-func (o *options) eventsOptions(expected []collector.ExpectedLock) (*events.Options, error) {
+func (o *options) eventsOptions(expected []lock.Ref) (*events.Options, error) {
 	classes, err := parseClassesOf("events.classes", o.eventsClasses)
 	if err != nil || !o.events {
 		return nil, err
