@@ -17,9 +17,7 @@ function(c, lib)
           and %(onInstanceLease)s
             (lease_held{%(sel)s} == 1)
           and %(onInstance)s
-            (lease_exporter_watch_up{%(sel)s} == 1)
-          and %(onInstance)s
-            (lease_exporter_cache_synced{%(sel)s} == 1)
+            %(fresh)s
         ) == 0
       )
       unless %(onLease)s
@@ -41,9 +39,7 @@ function(c, lib)
         max %(without)s (
             lease_candidates_fresh{%(sel)s}
           and %(onInstance)s
-            (lease_exporter_watch_up{%(sel)s} == 1)
-          and %(onInstance)s
-            (lease_exporter_cache_synced{%(sel)s} == 1)
+            %(fresh)s
         ) == 0
       )
       unless %(onLease)s
@@ -71,9 +67,7 @@ function(c, lib)
                   - lease_candidate_observed_renew_timestamp_seconds{%(sel)s}
                 )
           and %(onInstance)s
-            (lease_exporter_watch_up{%(sel)s} == 1)
-          and %(onInstance)s
-            (lease_exporter_cache_synced{%(sel)s} == 1)
+            %(fresh)s
             ) > %(stale)s
           )
         and %(onCandidate)s
@@ -82,9 +76,7 @@ function(c, lib)
                 max %(without)s (
                     lease_info{%(sel)s, preferred_holder!=""}
                   and %(onInstance)s
-                    (lease_exporter_watch_up{%(sel)s} == 1)
-                  and %(onInstance)s
-                    (lease_exporter_cache_synced{%(sel)s} == 1)
+                    %(fresh)s
                 ),
                 "candidate", "$1", "preferred_holder", "(.+)"
               )
@@ -93,9 +85,7 @@ function(c, lib)
                 max %(without)s (
                     lease_info{%(sel)s, holder!=""}
                   and %(onInstance)s
-                    (lease_exporter_watch_up{%(sel)s} == 1)
-                  and %(onInstance)s
-                    (lease_exporter_cache_synced{%(sel)s} == 1)
+                    %(fresh)s
                 ),
                 "candidate", "$1", "holder", "(.+)"
               )

@@ -34,9 +34,7 @@ function(c, lib)
       max %(without)s (
           lease_held{%(sel)s, class="leader-election"}
         and %(onInstance)s
-          (lease_exporter_watch_up{%(sel)s} == 1)
-        and %(onInstance)s
-          (lease_exporter_cache_synced{%(sel)s} == 1)
+          %(fresh)s
       ) == 0
     )
     unless %(onLease)s
@@ -73,9 +71,7 @@ function(c, lib)
         and
           (lease_held{%(sel)s} == 1)
         and %(onInstance)s
-          (lease_exporter_watch_up{%(sel)s} == 1)
-        and %(onInstance)s
-          (lease_exporter_cache_synced{%(sel)s} == 1)
+          %(fresh)s
       ) > %(fraction)s
     )
     unless %(onLease)s

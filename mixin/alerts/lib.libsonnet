@@ -19,9 +19,10 @@ function(c) {
     onLease: on(['namespace', 'lease']),
     onInstanceLease: on(['job', 'instance', 'namespace', 'lease']),
     onCandidate: on(['namespace', 'lease', 'candidate']),
-    // The fresh-replica guard every per-lease alert applies (watch open, cache synced), as
-    // one expression: a target that fails its scrape or vanishes drops out of it too, since
-    // Prometheus marks its series stale.
+    // The fresh-replica guard every per-lease alert and recording applies (watch open, cache
+    // synced), as one expression written here only: `and %(onInstance)s %(fresh)s`. A target
+    // that fails its scrape or vanishes drops out of it too, since Prometheus marks its
+    // series stale.
     fresh: '(lease_exporter_watch_up{%(sel)s} == 1 and %(on)s lease_exporter_cache_synced{%(sel)s} == 1)'
            % { sel: c.exporterSelector, on: on(['job', 'instance']) },
   },

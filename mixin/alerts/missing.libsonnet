@@ -14,9 +14,7 @@ function(c, lib)
         max %(without)s (
             lease_expected_present{%(sel)s}
           and %(onInstance)s
-            (lease_exporter_watch_up{%(sel)s} == 1)
-          and %(onInstance)s
-            (lease_exporter_cache_synced{%(sel)s} == 1)
+            %(fresh)s
         ) == 0
       )
       unless %(onLease)s

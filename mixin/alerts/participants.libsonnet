@@ -80,9 +80,7 @@ function(c, lib)
           max %(without)s (
               lease_info{%(sel)s, class="leader-election"}
             and %(onInstance)s
-              (lease_exporter_watch_up{%(sel)s} == 1)
-            and %(onInstance)s
-              (lease_exporter_cache_synced{%(sel)s} == 1)
+              %(fresh)s
           ),
           "pod", "$1", "holder", "(.*?)(?:_%(uuid)s)?"
         )

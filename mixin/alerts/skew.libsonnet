@@ -21,9 +21,7 @@ function(c, lib)
     max %(without)s (
                 lease_duration_seconds{%(sel)s}
               and %(onInstance)s
-                (lease_exporter_watch_up{%(sel)s} == 1)
-              and %(onInstance)s
-                (lease_exporter_cache_synced{%(sel)s} == 1)
+                %(fresh)s
             )
   ||| % lib.p;
   local p = lib.p { fraction: s.durationFraction, lo: s.minSeconds, hi: s.maxSeconds, duration: std.rstripChars(duration, '\n') };
@@ -37,9 +35,7 @@ function(c, lib)
               and
                 (lease_held{%(sel)s} == 1)
               and %(onInstance)s
-                (lease_exporter_watch_up{%(sel)s} == 1)
-              and %(onInstance)s
-                (lease_exporter_cache_synced{%(sel)s} == 1)
+                %(fresh)s
             )
           > clamp(%(fraction)s * %(duration)s, %(lo)s, %(hi)s)
         )
@@ -50,9 +46,7 @@ function(c, lib)
               and
                 (lease_held{%(sel)s} == 1)
               and %(onInstance)s
-                (lease_exporter_watch_up{%(sel)s} == 1)
-              and %(onInstance)s
-                (lease_exporter_cache_synced{%(sel)s} == 1)
+                %(fresh)s
             )
           < -clamp(%(fraction)s * %(duration)s, %(lo)s, %(hi)s)
         )
