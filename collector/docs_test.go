@@ -46,6 +46,8 @@ func TestDocsMatchExporter(t *testing.T) {
 	if _, err := informer.NewForClients(informer.Clients{}, opts, nil, registered); err != nil {
 		t.Fatal(err)
 	}
+	// The class counters, which the command registers beside the informer's.
+	collector.NewElections(registered, "")
 	// The Events writer's (--events), registered as the command registers it.
 	events.New(fake.NewClientset(), events.Options{}, nil, registered)
 	emitted = append(emitted, gatheredNames(t, reg)...)

@@ -70,9 +70,7 @@ type Cache struct {
 	health     *health
 	// deleted counts the locks that went and keeps their tombstones (DeletionView).
 	deleted *deletions
-	// elections counts renewals and leaderless times as the stores observe them.
-	elections *elections
-	wg        sync.WaitGroup
+	wg      sync.WaitGroup
 }
 
 var (
@@ -170,7 +168,7 @@ func newCache(opts Options, logger *slog.Logger, reg prometheus.Registerer) *Cac
 	}
 	m := newMetrics(reg)
 	return &Cache{health: newHealth(logger, m, opts.now()), deleted: newDeletions(opts.History, opts.Observer, opts.now(), m),
-		elections: newElections(reg, opts), opts: opts, logger: logger}
+		opts: opts, logger: logger}
 }
 
 // addSources builds the scopes of every source: one per lock kind in opts.Locks, each
@@ -201,15 +199,12 @@ func (l *Cache) addLocks(src source[*lock.Lease], opts Options) {
 	if len(namespaces) == 0 {
 		namespaces = []string{metav1.NamespaceAll}
 	}
-	history := opts.History
-	history.Cleared = l.elections.clearedBy
-	observe := lock.Observation(history)
+	observe := lock.Observation(opts.History)
 	observeLock := func(prev, next *lock.Lease, now int64, live bool) *lock.Lease {
 		rec := observe(prev, next, now, live)
 		if prev == nil || prev.UID != rec.UID {
 			l.deleted.firstSight(rec)
 		}
-		l.elections.observed(prev, rec, now, live)
 		if opts.Observer != nil {
 			opts.Observer.Observed(prev, rec, now, live)
 		}

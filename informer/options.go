@@ -37,7 +37,8 @@ type Options struct {
 	NoCandidates bool
 	// History bounds the election history kept per lock; the zero value keeps none.
 	History lock.HistoryOptions
-	// Observer, if set, is told of every lock observation and deletion (Events, --events).
+	// Observer, if set, is told of every lock observation and deletion: the class counters
+	// and, with --events, the Events writer (Observers holds several).
 	Observer Observer
 	// Now is the clock; nil means time.Now. Tests replace it.
 	Now func() time.Time

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/common/version"
 
+	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/events"
 	"github.com/lease-exporter/lease-exporter/informer"
 )
@@ -57,13 +58,19 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 	}
 	reg := newRegistry()
 	watch := opts.derived.informer
+	// The stores tell the class counters of every observation and cleared tenure, and then,
+	// with --events, the Events writer.
+	elections := collector.NewElections(reg, opts.derived.collectors.Shard)
+	observers := informer.Observers{elections}
+	watch.History.Cleared = elections.Cleared
 	var writer *events.Writer
 	if eo := opts.derived.events; eo != nil {
 		if writer, err = newEventsWriter(cfg, *eo, logger, reg); err != nil {
 			return kubeConfigError{fmt.Errorf("build client from %s: %w", source, err)}
 		}
-		watch.Observer = writer
+		observers = append(observers, writer)
 	}
+	watch.Observer = observers
 	leases, err := informer.New(cfg, watch, logger.With("component", "informer"), reg)
 	if err != nil {
 		return kubeConfigError{fmt.Errorf("build client from %s: %w", source, err)}

@@ -1,22 +1,26 @@
-package informer
+package collector
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
 
+	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/lock"
 	"github.com/lease-exporter/lease-exporter/lock/sharding"
 )
 
-// elections counts what only an observer of every write can: renewals, which a scrape every
+// Elections counts what only an observer of every write can: renewals, which a scrape every
 // 30 s cannot count when a lock is renewed every 2 s, and the time each election was without
-// a leader, which lies between two watch events no scrape catches. It is updated as the
-// store observes each record, in event order, from every scope's goroutine.
+// a leader, which lies between two watch events no scrape catches. It is one of the
+// informer's observers (informer.Observer), updated as the stores observe each record, in
+// event order, from every scope's goroutine, and the history's Cleared hook; the command
+// wires both. The scrape-time families are the collectors'; these class counters live beside
+// them so that every lease_class_* family is defined in this package.
 //
 // HA replicas each count every write they see, so their counts agree and dashboards take the
 // max over replicas; a sharded exporter counts only its shard's locks, says which with the
 // shard label, and dashboards sum the shards.
-type elections struct {
+type Elections struct {
 	renewals   *prometheus.CounterVec
 	leaderless *prometheus.HistogramVec
 	cleared    *prometheus.CounterVec
@@ -24,10 +28,14 @@ type elections struct {
 	byClass [lock.NumClasses]prometheus.Counter
 }
 
-func newElections(reg prometheus.Registerer, opts Options) *elections {
-	constLabels := sharding.ConstLabels(sharding.Label(opts.Shard, opts.TotalShards))
+var _ informer.Observer = (*Elections)(nil)
+
+// NewElections registers the counters in reg; shard is the shard label's value
+// (sharding.Label), empty when the exporter is not sharded.
+func NewElections(reg prometheus.Registerer, shard string) *Elections {
+	constLabels := sharding.ConstLabels(shard)
 	f := promauto.With(reg)
-	e := &elections{
+	e := &Elections{
 		renewals: f.NewCounterVec(prometheus.CounterOpts{
 			Name:        "lease_class_observed_renewals_total",
 			Help:        "Renewals the exporter saw, by class: writes that moved renewTime forward under the same holder. A relist after a watch gap counts one, whatever it missed.",
@@ -57,8 +65,8 @@ func newElections(reg prometheus.Registerer, opts Options) *elections {
 	return e
 }
 
-// observed counts what the change from prev to rec, the record about to be cached, shows.
-func (e *elections) observed(prev, rec *lock.Lease, now int64, live bool) {
+// Observed counts what the change from prev to rec, the record about to be cached, shows.
+func (e *Elections) Observed(prev, rec *lock.Lease, now int64, live bool) {
 	if prev == nil || rec == prev || prev.UID != rec.UID {
 		return
 	}
@@ -70,5 +78,8 @@ func (e *elections) observed(prev, rec *lock.Lease, now int64, live bool) {
 	}
 }
 
-// clearedBy is the history's hook (lock.HistoryOptions.Cleared).
-func (e *elections) clearedBy(c lock.Class) { e.cleared.WithLabelValues(c.String()).Inc() }
+// Gone is informer.Observer's: a lock that went changes no count.
+func (*Elections) Gone(*lock.Lease, int64, bool) {}
+
+// Cleared is the history's hook (lock.HistoryOptions.Cleared).
+func (e *Elections) Cleared(c lock.Class) { e.cleared.WithLabelValues(c.String()).Inc() }

@@ -1,4 +1,4 @@
-package informer
+package collector
 
 import (
 	"fmt"
@@ -9,21 +9,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/lease-exporter/lease-exporter/internal/testenv/lockobj"
 	"github.com/lease-exporter/lease-exporter/lock"
+	"github.com/lease-exporter/lease-exporter/lock/sharding"
 )
 
-// The store's observation counts every renewal of a lock by its class and each live holder
+// The class counters, told of each observation as a store makes it, count every renewal of a lock by its class and each live holder
 // change's leaderless time by how the previous tenure ended, and a sharded exporter labels
 // them with its shard.
 func TestElectionsCountWhatTheStoreObserves(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	e := newElections(reg, Options{Shard: 1, TotalShards: 2})
+	e := NewElections(reg, sharding.Label(1, 2))
+	observe, t0 := lock.Observation(lock.HistoryOptions{}), lockobj.T0
 	var prev *lock.Lease
 	rv := 0
 	see := func(holder string, at time.Duration, live bool) {
 		rv++
-		rec := observeLock(prev, lock.Project(rawLease("u1", fmt.Sprint(rv), holder, t0.Add(at))), t0.Add(at).UnixMicro(), live)
-		e.observed(prev, rec, t0.Add(at).UnixMicro(), live)
+		rec := observe(prev, lock.Project(lockobj.Lease("u1", fmt.Sprint(rv), holder, t0.Add(at))), t0.Add(at).UnixMicro(), live)
+		e.Observed(prev, rec, t0.Add(at).UnixMicro(), live)
 		prev = rec
 	}
 	see("a", 0, true)
