@@ -41,7 +41,7 @@ test: lint ## The fast tier, CI's: unit, integration, e2e with real Prometheus a
 	log="$$(mktemp)" && { nice -n 19 sh -c 'hack/tools/crmanager/build.sh >/dev/null && hack/tools/ksm/build.sh >/dev/null && $(MAKE) --no-print-directory fuzz vuln-selftest' >"$$log" 2>&1 & bg=$$!; } && \
 	rc=0 && { KUBEBUILDER_ASSETS="$$assets" $(GO) test -race -count=1 -timeout 40m ./... && \
 		hack/dashcheck/check.sh && \
-		(cd hack/mixin && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -count=1 ./...) && \
+		(cd mixin/render && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -count=1 ./...) && \
 		KUBEBUILDER_ASSETS="$$assets" $(GO) run ./hack/bench -smoke && \
 		KUBEBUILDER_ASSETS="$$assets" $(GO) run ./hack/detect -smoke; } || rc=1; \
 	wait $$bg || rc=1; echo "--- crmanager and kube-state-metrics builds, fuzz and vuln-selftest (run beside the suites):"; cat "$$log"; rm -f "$$log"; exit $$rc
@@ -97,8 +97,8 @@ vuln-selftest: ## Check the vulnerability scan's wiring offline (hack/govulnchec
 unit: ## Run only the fast unit tests (no control plane).
 	@# Every top-level product directory (all but test/, internal/ and hack/): cmd/lease-exporter's
 	@# TestMakeUnitCoversEveryProductPackage fails when one is missing.
-	$(GO) test -race -short ./alerts/... ./cmd/... ./collector/... ./events/... ./exposition/... ./informer/... ./lock/... ./statuspage/... ./hack/lockkinds/ ./hack/soakplot/
-	cd hack/mixin && GOWORK=off $(GO) test -short ./...
+	$(GO) test -race -short ./cmd/... ./collector/... ./events/... ./exposition/... ./informer/... ./lock/... ./statuspage/... ./hack/lockkinds/ ./hack/soakplot/
+	cd mixin/render && GOWORK=off $(GO) test -short ./...
 
 lint: ## gofmt, go vet and go mod tidy must be clean.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
@@ -123,12 +123,12 @@ demo: ## Start a local control plane with live elections, the exporter, Promethe
 	KUBEBUILDER_ASSETS="$$(hack/deps.sh demo | tail -1)" $(GO) run ./hack/demo
 
 generate: ## Regenerate what derives from mixin/ and the lock kinds table (the rule file, the PrometheusRules, dashboards/ and their deploy copies, lock kinds' RBAC and switches).
-	cd hack/mixin && GOWORK=off $(GO) run . -root ../..
+	cd mixin/render && GOWORK=off $(GO) run . -root ../..
 	$(GO) run ./hack/lockkinds
 
 mixin: ## Render the mixin with your _config into OUT: make mixin OUT=dir CONFIG='{ exporterSelector: "job=\"x\"" }' (docs/alerts.md#tuning).
 	@test -n "$(OUT)" || { echo "make mixin: set OUT=<directory> (and CONFIG='{...}', a jsonnet object merged into _config)"; exit 2; }
-	cd hack/mixin && GOWORK=off $(GO) run . -root ../.. -config '$(or $(CONFIG),{})' -out "$(abspath $(OUT))"
+	cd mixin/render && GOWORK=off $(GO) run . -root ../.. -config '$(or $(CONFIG),{})' -out "$(abspath $(OUT))"
 
 release: ## Build release VERSION=X.Y.Z into dist/ from a clean tree: archives for linux and darwin on amd64 and arm64, the multi-arch image, the chart, the Kustomize tree, the krew manifest, SBOMs, SHA256SUMS (signed with COSIGN_KEY if set); reproducible (docs/versioning.md).
 	VERSION="$(VERSION)" hack/release/release.sh

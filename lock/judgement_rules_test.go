@@ -100,7 +100,7 @@ func TestRulesJudgeAsTheExporter(t *testing.T) {
 			r := &rf.Groups[gi].Rules[ri]
 			r.Annotations = nil // they query series these cases need not carry
 			if r.Alert == "LeaseHolderClockSkew" || r.Alert == "LeaseCandidateNotRenewing" {
-				r.For = "" // the expressions alone; the suites in alerts/tests pin the `for`
+				r.For = "" // the expressions alone; the suites in mixin/tests pin the `for`
 			}
 		}
 	}

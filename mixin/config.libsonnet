@@ -1,7 +1,7 @@
 // The mixin's knobs. Override any of them as monitoring mixins do:
 //   (import 'lease-exporter-mixin/mixin.libsonnet') + { _config+:: { clusterLabel: 'k8s_cluster' } }
 // With these defaults the mixin renders exactly the alerts/ and dashboards/ files the
-// repository ships (hack/mixin's drift test holds it to that). docs/mixin.md explains each key.
+// repository ships (mixin/render's drift test holds it to that). docs/mixin.md explains each key.
 {
   _config+:: {
     // PromQL label matcher that selects the exporter's scrape job in every alert expression.

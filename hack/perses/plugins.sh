@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Assembles the Perses panel, query and variable plugins the lease-exporter dashboards use into
 # a plugin directory, cached outside the repo, and prints its path as the last line of stdout.
-# `percli lint --plugin.path DIR` validates the dashboards against it (make test, hack/mixin),
+# `percli lint --plugin.path DIR` validates the dashboards against it (make test, mixin/render),
 # and the Perses server of the release tier's render (test/e2e, internal/testenv/perses)
 # loads a copy of it. Cold: ~30 s (npm and the module
 # proxy); warm: a no-op.

@@ -1,5 +1,5 @@
 // The per-lease alerts (group lease-exporter.leases). Conventions they keep, which
-// alerts/lint_test.go checks in the rendering:
+// mixin/render/rules_lint_test.go checks in the rendering:
 // - every metric selector starts with the exporter selector (_config.exporterSelector);
 // - exporter replicas are told apart only by _config.replicaLabels, and every alert
 //   aggregates them away with `without (...)`, so two HA replicas give one alert per lease;

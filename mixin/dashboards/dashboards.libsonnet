@@ -5,7 +5,7 @@
 // - the job variable's selector (dashboardSelector);
 // - the cluster label's name in every query (clusterLabel). The sources spell it `cluster`
 //   in three shapes only, all rewritten below: the matcher cluster=~"$cluster", the first
-//   label of a label list "(cluster, ", and the label_join argument "cluster", . hack/mixin's
+//   label of a label list "(cluster, ", and the label_join argument "cluster", . mixin/render's
 //   multi-cluster test renders with another name and parses every query for a leftover;
 // - a link to the lock's status page on the lease-detail dashboard (statusPageURL);
 // - multi-cluster mode (showMultiCluster): the cluster variable becomes a visible

@@ -1,5 +1,5 @@
 // Package mixin renders the repository's monitoring mixin with a _config override, through
-// its one renderer (hack/mixin, its own Go module, which brings go-jsonnet), for the suites
+// its one renderer (mixin/render, its own Go module, which brings go-jsonnet), for the suites
 // that run the alerts or dashboards with other settings than the shipped defaults: shorter
 // `for` durations, multi-cluster mode. What they test is then what a user's _config yields.
 package mixin

@@ -104,7 +104,7 @@ func TestPrometheusRuleCarriesTheAlerts(t *testing.T) {
 
 // TestExemptionsAreRecordedFirst: _config.exemptions become lease_exporter:alert_exempt
 // recordings at the head of the per-lease group, so they exist at the first evaluation of
-// every alert that reads them (alerts/tests/exemptions.yml feeds the alerts those series), and
+// every alert that reads them (mixin/tests/exemptions.yml feeds the alerts those series), and
 // an exempt Lease stays quiet while the same name elsewhere pages.
 func TestExemptionsAreRecordedFirst(t *testing.T) {
 	r := render(t, `{ exemptions: [{ namespace: 'batch', lease: 'nightly-report' },

@@ -1,12 +1,16 @@
-package alerts
+package main
 
 import (
 	"os"
 	"testing"
 )
 
-// source is the rendered rule file under test, as Prometheus loads it.
-const source = "lease-exporter.rules.yml"
+// source is the rendered rule file under test, as Prometheus loads it, and suites the
+// promtool suites that test it (their rule_files name it relative to themselves).
+const (
+	source = repoRoot + "/alerts/lease-exporter.rules.yml"
+	suites = "../tests/*.yml"
+)
 
 // The conventions the mixin keeps in every rule with the default _config (mixin/alerts/
 // leases.libsonnet), which lint_test.go checks.

@@ -1,6 +1,7 @@
-// The mixin's renderer and its tests (hack/mixin/README.md... see main.go). A module of its
-// own so that go-jsonnet and the Prometheus parser never reach the exporter's go.mod.
-module github.com/lease-exporter/lease-exporter/hack/mixin
+// The mixin's renderer and its tests (see main.go): the rules and dashboards of mixin/, rendered
+// into alerts/, dashboards/ and deploy/. A module of its own so that go-jsonnet and the
+// Prometheus parser never reach the exporter's go.mod.
+module github.com/lease-exporter/lease-exporter/mixin/render
 
 go 1.26.8
 

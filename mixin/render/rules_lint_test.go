@@ -1,4 +1,4 @@
-package alerts
+package main
 
 import (
 	"os"
@@ -13,7 +13,7 @@ import (
 // documentedMetrics returns the ### headings of docs/metrics.md, the metric contract.
 func documentedMetrics(t *testing.T) map[string]bool {
 	t.Helper()
-	b, err := os.ReadFile("../docs/metrics.md")
+	b, err := os.ReadFile(repoRoot + "/docs/metrics.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ var sectionRE = regexp.MustCompile(`(?m)^## (Meaning|Impact|Diagnosis|Mitigation
 // a runbook_url pointing at an existing runbook with the four sections, a docs entry, and
 // for per-lease alerts HA de-duplication and the exemption hook.
 func TestAlertsAreComplete(t *testing.T) {
-	docs, err := os.ReadFile("../docs/alerts.md")
+	docs, err := os.ReadFile(repoRoot + "/docs/alerts.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestAlertsAreComplete(t *testing.T) {
 		if want := defaultRunbookBaseURL + r.Alert + ".md"; r.Annotations["runbook_url"] != want {
 			t.Errorf("%s: runbook_url %q, want %q", r.Alert, r.Annotations["runbook_url"], want)
 		}
-		runbook, err := os.ReadFile(filepath.Join("../docs/runbooks", r.Alert+".md"))
+		runbook, err := os.ReadFile(filepath.Join(repoRoot + "/docs/runbooks", r.Alert+".md"))
 		if err != nil {
 			t.Errorf("%s: %v", r.Alert, err)
 		} else if n := len(sectionRE.FindAll(runbook, -1)); n != 4 {
@@ -193,8 +193,8 @@ func TestAlertsAreComplete(t *testing.T) {
 // pressure; a wrong metric name, an opt-in series or a dead link there costs time.
 func TestDocsUseContractMetricsAndAnchors(t *testing.T) {
 	documented := documentedMetrics(t)
-	files, _ := filepath.Glob("../docs/runbooks/*.md")
-	files = append(files, "../docs/alerts.md")
+	files, _ := filepath.Glob(repoRoot + "/docs/runbooks/*.md")
+	files = append(files, repoRoot + "/docs/alerts.md")
 	headings := map[string]map[string]bool{}
 	slug := func(h string) string {
 		h = strings.ToLower(strings.TrimSpace(h))

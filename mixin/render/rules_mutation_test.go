@@ -1,4 +1,4 @@
-package alerts
+package main
 
 import (
 	"bytes"
@@ -126,8 +126,9 @@ func TestMutantsAreCaught(t *testing.T) {
 			mutated := mutate(t, src, m)
 			// Rebuild the suites' world in a temp dir: the mutated rules where the suites
 			// expect them.
-			dir := t.TempDir()
-			write(t, filepath.Join(dir, source), mutated)
+			// The repository's layout is mirrored under world, this directory's stand-in.
+			world := filepath.Join(t.TempDir(), "mixin", "render")
+			write(t, filepath.Join(world, source), mutated)
 			// The suites that name the mutated rule come first: a mutant is caught as soon as
 			// one suite fails, so most mutants cost one promtool run instead of all of them.
 			var named, others []string
@@ -136,14 +137,14 @@ func TestMutantsAreCaught(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				write(t, filepath.Join(dir, s), b)
+				write(t, filepath.Join(world, s), b)
 				if bytes.Contains(b, []byte(m.alert)) {
-					named = append(named, filepath.Join(dir, s))
+					named = append(named, filepath.Join(world, s))
 				} else {
-					others = append(others, filepath.Join(dir, s))
+					others = append(others, filepath.Join(world, s))
 				}
 			}
-			if out, err := runPromtool(t, "check", "rules", filepath.Join(dir, source)); err != nil {
+			if out, err := runPromtool(t, "check", "rules", filepath.Join(world, source)); err != nil {
 				t.Fatalf("mutant is not a valid rule file, fix the mutant: %v\n%s", err, out)
 			}
 			if m == control {

@@ -1,4 +1,4 @@
-package alerts
+package main
 
 import (
 	"os"
@@ -32,17 +32,17 @@ func runPromtool(t *testing.T, args ...string) (string, error) {
 
 func testSuites(t *testing.T) []string {
 	t.Helper()
-	suites, err := filepath.Glob("tests/*.yml")
-	if err != nil || len(suites) == 0 {
-		t.Fatalf("no promtool test suites in tests/*.yml (%v)", err)
+	found, err := filepath.Glob(suites)
+	if err != nil || len(found) == 0 {
+		t.Fatalf("no promtool test suites in %s (%v)", suites, err)
 	}
-	return suites
+	return found
 }
 
 // TestPromtoolCheckRules checks the rule file and the groups of the committed PrometheusRule
 // the way Prometheus itself would load them.
 func TestPromtoolCheckRules(t *testing.T) {
-	b, err := os.ReadFile("../deploy/kustomize/prometheus-operator/prometheusrule.yaml")
+	b, err := os.ReadFile(repoRoot + "/deploy/kustomize/prometheus-operator/prometheusrule.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestPromtoolCheckRules(t *testing.T) {
 	}
 }
 
-// TestPromtoolUnitTests runs every suite in tests/ (promtool test rules tests/*.yml).
+// TestPromtoolUnitTests runs every suite in mixin/tests/ (promtool test rules mixin/tests/*.yml).
 func TestPromtoolUnitTests(t *testing.T) {
 	promtool(t) // fail once, not once per suite, when promtool is missing
 	for _, suite := range testSuites(t) {
@@ -108,7 +108,7 @@ func TestEveryAlertIsTested(t *testing.T) {
 	}
 	for _, r := range sourceRules(t) {
 		if r.Alert != "" && (!fires[r.Alert] || !quiet[r.Alert]) {
-			t.Errorf("%s: tests/ needs a case where it fires (has: %v) and one where it must not (has: %v)",
+			t.Errorf("%s: mixin/tests/ needs a case where it fires (has: %v) and one where it must not (has: %v)",
 				r.Alert, fires[r.Alert], quiet[r.Alert])
 		}
 	}
