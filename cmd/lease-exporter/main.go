@@ -13,7 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/version"
+	"k8s.io/client-go/rest"
 
 	"github.com/lease-exporter/lease-exporter/collector"
 	"github.com/lease-exporter/lease-exporter/events"
@@ -58,20 +60,7 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 	}
 	reg := newRegistry()
 	watch := opts.derived.informer
-	// The stores tell the class counters of every observation and cleared tenure, and then,
-	// with --events, the Events writer.
-	elections := collector.NewElections(reg, opts.derived.collectors.Shard)
-	observers := informer.Observers{elections}
-	watch.History.Cleared = elections.Cleared
-	var writer *events.Writer
-	if eo := opts.derived.events; eo != nil {
-		if writer, err = newEventsWriter(cfg, *eo, logger, reg); err != nil {
-			return kubeConfigError{fmt.Errorf("build client from %s: %w", source, err)}
-		}
-		observers = append(observers, writer)
-	}
-	watch.Observer = observers
-	leases, err := informer.New(cfg, watch, logger.With("component", "informer"), reg)
+	leases, writer, err := newInformer(cfg, opts, &watch, logger, reg)
 	if err != nil {
 		return kubeConfigError{fmt.Errorf("build client from %s: %w", source, err)}
 	}
@@ -104,13 +93,8 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 		}
 		return checkErr
 	}
-	if err := leases.CheckReachable(checkCtx, opts.reachTimeout); err != nil {
-		return stop(unreachableError{fmt.Errorf("%w (configured by %s)", err, source)})
-	}
-	logger.Info("connected to API server", "host", cfg.Host, "config", source, "watching", watch.Describe())
-	state.enter(fmt.Sprintf("discovering whether the API server %s serves LeaseCandidates (waiting up to --kube.reach-timeout %s)", cfg.Host, opts.reachTimeout))
-	if err := leases.DiscoverCandidates(checkCtx, opts.reachTimeout); err != nil {
-		return stop(unreachableError{fmt.Errorf("%w (configured by %s)", err, source)})
+	if err := checkStartup(checkCtx, leases, state, opts, cfg.Host, source, watch, logger); err != nil {
+		return stop(err)
 	}
 	// The informers get their own context: Shutdown waits for them to stop, so when serve
 	// fails (e.g. the web config's certificate cannot be read) they must be stopped here, or
@@ -119,18 +103,57 @@ func run(ctx context.Context, opts *options, logger *slog.Logger) error {
 	leases.Start(informerCtx)
 	defer func() { stopInformers(); leases.Shutdown() }()
 	go logSynced(informerCtx, leases, logger)
-	var rebuilt *events.History
-	if writer != nil {
-		// Its own context, ended and waited for before run returns, whether ctx ended
-		// (SIGTERM) or serving failed: the writer stands down and releases its election
-		// Lease, so another replica writes at once.
-		eventsCtx, stopEvents := context.WithCancel(ctx)
-		defer func() { stopEvents(); writer.Wait() }()
-		state.enter("rebuilding the election history from Events")
-		rebuilt = startEvents(eventsCtx, writer, leases, watch, logger)
-	}
+	rebuilt, stopEvents := runEvents(ctx, writer, leases, watch, state, logger)
+	defer stopEvents()
 	state.open(newHandlers(opts, reg, leases, rebuilt, logger), func() error { return leases.Ready(time.Now()) })
 	return <-served
+}
+
+// newInformer builds the informer, and first what its stores tell of every observation, into
+// watch: the class counters (collector.Elections, also the history's Cleared hook), then,
+// with --events, the Events writer, which it returns (nil without).
+func newInformer(cfg *rest.Config, opts *options, watch *informer.Options, logger *slog.Logger, reg prometheus.Registerer) (*informer.Cache, *events.Writer, error) {
+	elections := collector.NewElections(reg, opts.derived.collectors.Shard)
+	watch.History.Cleared = elections.Cleared
+	observers := informer.Observers{elections}
+	var writer *events.Writer
+	if eo := opts.derived.events; eo != nil {
+		var err error
+		if writer, err = newEventsWriter(cfg, *eo, logger, reg); err != nil {
+			return nil, nil, err
+		}
+		observers = append(observers, writer)
+	}
+	watch.Observer = observers
+	leases, err := informer.New(cfg, *watch, logger.With("component", "informer"), reg)
+	return leases, writer, err
+}
+
+// checkStartup runs the start-up checks in order, /readyz naming the one that runs: the API
+// server at host answers, and whether it serves LeaseCandidates.
+func checkStartup(ctx context.Context, leases *informer.Cache, state *starting, opts *options, host, source string, watch informer.Options, logger *slog.Logger) error {
+	if err := leases.CheckReachable(ctx, opts.reachTimeout); err != nil {
+		return unreachableError{fmt.Errorf("%w (configured by %s)", err, source)}
+	}
+	logger.Info("connected to API server", "host", host, "config", source, "watching", watch.Describe())
+	state.enter(fmt.Sprintf("discovering whether the API server %s serves LeaseCandidates (waiting up to --kube.reach-timeout %s)", host, opts.reachTimeout))
+	if err := leases.DiscoverCandidates(ctx, opts.reachTimeout); err != nil {
+		return unreachableError{fmt.Errorf("%w (configured by %s)", err, source)}
+	}
+	return nil
+}
+
+// runEvents starts the Events writer, if any, and the rebuild of the history; stop ends it
+// and waits. It has its own context, ended and waited for before run returns, whether ctx
+// ended (SIGTERM) or serving failed: the writer stands down and releases its election Lease,
+// so another replica writes at once.
+func runEvents(ctx context.Context, writer *events.Writer, leases *informer.Cache, watch informer.Options, state *starting, logger *slog.Logger) (rebuilt *events.History, stop func()) {
+	if writer == nil {
+		return nil, func() {}
+	}
+	eventsCtx, stopEvents := context.WithCancel(ctx)
+	state.enter("rebuilding the election history from Events")
+	return startEvents(eventsCtx, writer, leases, watch, logger), func() { stopEvents(); writer.Wait() }
 }
 
 func logSynced(ctx context.Context, leases *informer.Cache, logger *slog.Logger) {
