@@ -9,7 +9,8 @@ import (
 // Source is what the collectors read, all of it the informer's cache: the view of the locks,
 // the LeaseCandidates, and whether a lock is there (for --expect).
 type Source interface {
-	informer.CoordinatedView
+	informer.Ordered
+	informer.CandidateView
 	ExpectedView
 }
 

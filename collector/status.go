@@ -23,7 +23,7 @@ var (
 // the view per scrape. It stays on client_golang whichever path renders the per-lease series:
 // it has few series.
 type StatusCollector struct {
-	view                informer.View
+	view                informer.Ordered
 	now                 func() time.Time
 	descLocks, descAges *prometheus.Desc
 }
@@ -31,7 +31,7 @@ type StatusCollector struct {
 var _ prometheus.Collector = (*StatusCollector)(nil)
 
 // NewStatus returns the view's status and class summary collector.
-func NewStatus(view informer.View, s Settings) *StatusCollector {
+func NewStatus(view informer.Ordered, s Settings) *StatusCollector {
 	c := &StatusCollector{view: view, now: s.clock()}
 	c.descLocks, c.descAges = classDescs(s.Shard)
 	return c
@@ -60,7 +60,7 @@ func (c *StatusCollector) Collect(ch chan<- prometheus.Metric) {
 	atµ := at.UnixMicro()
 	// In batches, warmed as the writer's are (lock.Warm): at 100k locks this pass comes
 	// before a scrape's first byte.
-	informer.Scan(c.view, func(batch []*lock.Lease) {
+	c.view.Scan(func(batch []*lock.Lease) {
 		lock.Warm(batch)
 		for _, l := range batch {
 			sums.Add(l, atµ)

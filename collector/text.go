@@ -19,19 +19,19 @@ import (
 // scrape; this path appends bytes to a buffered writer instead. Its output is byte-identical
 // to the client_golang path (text_test.go proves it), so the two are interchangeable.
 type TextWriter struct {
-	view     informer.View
+	view     informer.Ordered
 	now      func() time.Time
 	settings Settings
 }
 
 // NewTextWriter returns a writer of view's per-lease series.
-func NewTextWriter(view informer.View, s Settings) *TextWriter {
+func NewTextWriter(view informer.Ordered, s Settings) *TextWriter {
 	return &TextWriter{view: view, now: s.clock(), settings: s}
 }
 
 // Write writes self (already gathered families, sorted by name, as client_golang returns them)
 // merged in name order with the per-lease families, as one text exposition. Each family walks
-// the locks in the order the cache keeps (informer.Walk): nothing is sorted or collected per
+// the locks in the order the cache keeps (informer.Ordered): nothing is sorted or collected per
 // scrape, and bytes leave as soon as the first buffer is full.
 func (w *TextWriter) Write(out io.Writer, self []*dto.MetricFamily) error {
 	tb := newTextBuffer(out)
@@ -83,7 +83,7 @@ func (w *TextWriter) writeFamily(tb *textBuffer, f *family, at int64) {
 	if exported[lock.ClassNodeHeartbeat] {
 		nodes = func(l *lock.Lease) bool { _, ok := f.value(l, at); return ok }
 	}
-	informer.Walk(w.view, order, nodes, func(batch []*lock.Lease) bool {
+	w.view.InOrder(order, nodes, func(batch []*lock.Lease) bool {
 		lock.Warm(batch) // the batch's records into cache, many fetched at once
 		for _, l := range batch {
 			if !exported[l.Class] {

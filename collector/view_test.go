@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/lease-exporter/lease-exporter/informer"
+	testfake "github.com/lease-exporter/lease-exporter/internal/testenv/fake"
 	"github.com/lease-exporter/lease-exporter/lock"
 )
 
@@ -120,6 +121,12 @@ func (v staticView) Range(fn func(*lock.Lease)) {
 	}
 }
 func (v staticView) JudgedAt(time.Time) time.Time { return v.asOf }
+
+// InOrder and Scan make it an informer.Ordered: sorted at each walk, as the Cache keeps it.
+func (v staticView) InOrder(o lock.Order, nodes func(*lock.Lease) bool, fn func([]*lock.Lease) bool) {
+	testfake.InOrder(v, o, nodes, fn)
+}
+func (v staticView) Scan(fn func([]*lock.Lease)) { testfake.Scan(v, fn) }
 
 // It watches LeaseCandidates and has none, so it is a whole Source.
 func (v staticView) WatchingCandidates() bool              { return true }

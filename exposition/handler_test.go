@@ -24,10 +24,10 @@ import (
 	"github.com/lease-exporter/lease-exporter/lock"
 )
 
-func handlerFor(view informer.View) *Handler { return handlerAt(view, nil) }
+func handlerFor(view informer.Ordered) *Handler { return handlerAt(view, nil) }
 
 // handlerAt is handlerFor judging by clock now (nil: the real one).
-func handlerAt(view informer.View, now func() time.Time) *Handler {
+func handlerAt(view informer.Ordered, now func() time.Time) *Handler {
 	s := collector.Settings{Now: now}
 	self := prometheus.NewRegistry()
 	self.MustRegister(collector.NewStatus(view, s))

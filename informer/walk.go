@@ -8,7 +8,9 @@ import (
 )
 
 // Ordered is a View that keeps its locks in the exposition's orders, so a scrape walks them
-// in order instead of sorting them (the Cache; see ordering).
+// in order instead of sorting them (the Cache; see ordering). The collectors read an Ordered
+// view and nothing else: a test's hand-built view sorts in its own InOrder
+// (internal/testenv/fake's InOrder and Scan).
 type Ordered interface {
 	View
 	// InOrder calls fn with consecutive batches of the cached locks in order o, across every
@@ -26,38 +28,6 @@ type Ordered interface {
 }
 
 var _ Ordered = (*Cache)(nil)
-
-// Walk calls fn with view's locks in order o, as Ordered's InOrder does: through it when the
-// view keeps the order (the Cache), else sorted here (views built by hand, in tests).
-func Walk(view View, o lock.Order, nodes func(*lock.Lease) bool, fn func(batch []*lock.Lease) bool) {
-	if ov, ok := view.(Ordered); ok {
-		ov.InOrder(o, nodes, fn)
-		return
-	}
-	var all []*lock.Lease
-	view.Range(func(l *lock.Lease) {
-		if ordered(l) || nodes != nil && nodes(l) {
-			all = append(all, l)
-		}
-	})
-	slices.SortFunc(all, o.Compare)
-	if len(all) > 0 {
-		_ = fn(all)
-	}
-}
-
-// Scan calls fn with batches of view's locks in no order: Ordered's Scan, else all at once.
-func Scan(view View, fn func(batch []*lock.Lease)) {
-	if ov, ok := view.(Ordered); ok {
-		ov.Scan(fn)
-		return
-	}
-	var all []*lock.Lease
-	view.Range(func(l *lock.Lease) { all = append(all, l) })
-	if len(all) > 0 {
-		fn(all)
-	}
-}
 
 func init() {
 	// InOrder walks the kept orders, then the node heartbeats: right only while they sort last.

@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/lease-exporter/lease-exporter/collector"
+	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
 	"github.com/lease-exporter/lease-exporter/lock"
 )
@@ -54,7 +55,10 @@ func TestPageJSONAndMetricsAgree(t *testing.T) {
 	leases, lastSeen := mixedLocks(now)
 	for _, c := range []struct {
 		name string
-		v    Source
+		v    interface {
+			Source
+			informer.Ordered
+		}
 	}{
 		{"watch open", view{leases: leases, synced: true}},
 		{"one scope's watch down", frozenView{view{leases: leases, synced: true}, lastSeen.Add(-3 * time.Second)}},

@@ -33,6 +33,12 @@ func (v view) JudgedAt(now time.Time) time.Time      { return now }
 func (v view) WatchingCandidates() bool              { return false }
 func (v view) RangeCandidates(func(*lock.Candidate)) {}
 func (v view) RangeDeleted(func(*lock.Tombstone))    {}
+
+// InOrder and Scan make it an informer.Ordered, for the collectors the pages are compared with.
+func (v view) InOrder(o lock.Order, nodes func(*lock.Lease) bool, fn func([]*lock.Lease) bool) {
+	fake.InOrder(v, o, nodes, fn)
+}
+func (v view) Scan(fn func([]*lock.Lease)) { fake.Scan(v, fn) }
 func (v view) Range(fn func(*lock.Lease)) {
 	for _, l := range v.leases {
 		fn(l)

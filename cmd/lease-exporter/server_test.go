@@ -15,14 +15,16 @@ import (
 
 type fakeView struct{ synced bool }
 
-func (v fakeView) HasSynced() bool                            { return v.synced }
-func (fakeView) Range(func(*lock.Lease))                      {}
-func (fakeView) JudgedAt(now time.Time) time.Time             { return now }
-func (fakeView) WatchingCandidates() bool                     { return false }
-func (fakeView) RangeCandidates(func(*lock.Candidate))        {}
-func (fakeView) RangeDeleted(func(*lock.Tombstone))           {}
-func (fakeView) Lookup(lock.Kind, string, string) *lock.Lease { return nil }
-func (fakeView) Has(lock.Kind, string, string) bool           { return false }
+func (v fakeView) HasSynced() bool                                                    { return v.synced }
+func (fakeView) Range(func(*lock.Lease))                                              {}
+func (fakeView) Scan(func([]*lock.Lease))                                             {}
+func (fakeView) InOrder(lock.Order, func(*lock.Lease) bool, func([]*lock.Lease) bool) {}
+func (fakeView) JudgedAt(now time.Time) time.Time                                     { return now }
+func (fakeView) WatchingCandidates() bool                                             { return false }
+func (fakeView) RangeCandidates(func(*lock.Candidate))                                {}
+func (fakeView) RangeDeleted(func(*lock.Tombstone))                                   {}
+func (fakeView) Lookup(lock.Kind, string, string) *lock.Lease                         { return nil }
+func (fakeView) Has(lock.Kind, string, string) bool                                   { return false }
 
 func testServer(t *testing.T, synced bool, mutate func(*options)) *httptest.Server {
 	t.Helper()

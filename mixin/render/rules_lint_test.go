@@ -169,7 +169,7 @@ func TestAlertsAreComplete(t *testing.T) {
 		if want := defaultRunbookBaseURL + r.Alert + ".md"; r.Annotations["runbook_url"] != want {
 			t.Errorf("%s: runbook_url %q, want %q", r.Alert, r.Annotations["runbook_url"], want)
 		}
-		runbook, err := os.ReadFile(filepath.Join(repoRoot + "/docs/runbooks", r.Alert+".md"))
+		runbook, err := os.ReadFile(filepath.Join(repoRoot+"/docs/runbooks", r.Alert+".md"))
 		if err != nil {
 			t.Errorf("%s: %v", r.Alert, err)
 		} else if n := len(sectionRE.FindAll(runbook, -1)); n != 4 {
@@ -194,7 +194,7 @@ func TestAlertsAreComplete(t *testing.T) {
 func TestDocsUseContractMetricsAndAnchors(t *testing.T) {
 	documented := documentedMetrics(t)
 	files, _ := filepath.Glob(repoRoot + "/docs/runbooks/*.md")
-	files = append(files, repoRoot + "/docs/alerts.md")
+	files = append(files, repoRoot+"/docs/alerts.md")
 	headings := map[string]map[string]bool{}
 	slug := func(h string) string {
 		h = strings.ToLower(strings.TrimSpace(h))

@@ -54,6 +54,12 @@ func (v OneLeaseView) Lookup(kind lock.Kind, namespace, name string) *lock.Lease
 	return nil
 }
 
+// InOrder and Scan make it an informer.Ordered, going through Range (and Block).
+func (v OneLeaseView) InOrder(o lock.Order, nodes func(*lock.Lease) bool, fn func([]*lock.Lease) bool) {
+	InOrder(v, o, nodes, fn)
+}
+func (v OneLeaseView) Scan(fn func([]*lock.Lease)) { Scan(v, fn) }
+
 // Range reports the Lease once Block is closed.
 func (v OneLeaseView) Range(fn func(*lock.Lease)) {
 	v.Entered <- struct{}{}
@@ -61,4 +67,4 @@ func (v OneLeaseView) Range(fn func(*lock.Lease)) {
 	fn(v.Lease)
 }
 
-var _ informer.View = OneLeaseView{}
+var _ informer.Ordered = OneLeaseView{}
