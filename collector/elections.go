@@ -73,8 +73,8 @@ func (e *Elections) Observed(prev, rec *lock.Lease, now int64, live bool) {
 	if rec.ObservedRenewals > prev.ObservedRenewals {
 		e.byClass[rec.Class].Inc()
 	}
-	if µs, ended, ok := lock.Leaderless(prev, rec, now, live); ok {
-		e.leaderless.WithLabelValues(rec.Class.String(), ended.String()).Observe(float64(µs) / 1e6)
+	if micros, ended, ok := lock.Leaderless(prev, rec, now, live); ok {
+		e.leaderless.WithLabelValues(rec.Class.String(), ended.String()).Observe(float64(micros) / 1e6)
 	}
 }
 

@@ -57,13 +57,13 @@ func (c *StatusCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- prometheus.MustNewConstMetric(descSynced, prometheus.GaugeValue, 1)
 	var sums lock.Summaries
-	atµ := at.UnixMicro()
+	atMicros := at.UnixMicro()
 	// In batches, warmed as the writer's are (lock.Warm): at 100k locks this pass comes
 	// before a scrape's first byte.
 	c.view.Scan(func(batch []*lock.Lease) {
 		lock.Warm(batch)
 		for _, l := range batch {
-			sums.Add(l, atµ)
+			sums.Add(l, atMicros)
 		}
 	})
 	for _, class := range lock.Classes {

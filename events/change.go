@@ -95,11 +95,11 @@ func (t *tracker) Observed(prev, rec *lock.Lease, now int64, live bool) {
 	}
 	// How long the lock was leaderless before rec's holder took it: ok for a new holder, or
 	// the same one back after its lease expired, seen live.
-	var µs int64
+	var micros int64
 	var ended lock.Ending
 	var taken bool
 	if prev != nil && prev.UID == rec.UID {
-		µs, ended, taken = lock.Leaderless(prev, rec, now, live)
+		micros, ended, taken = lock.Leaderless(prev, rec, now, live)
 		if !taken && prev.Holder == rec.Holder && (rec.PreferredHolder() == "" || rec.PreferredHolder() == prev.PreferredHolder()) {
 			return // a renewal
 		}
@@ -117,7 +117,7 @@ func (t *tracker) Observed(prev, rec *lock.Lease, now int64, live bool) {
 	case rec.Holder != "" && (rec.Holder != prev.Holder || taken):
 		c := Change{Reason: ReasonLeaderChanged, Old: s.holder, New: rec.Holder, Held: unknown, Leaderless: unknown, Ended: lock.Unknown}
 		if taken {
-			c.Leaderless, c.Ended = time.Duration(µs)*time.Microsecond, ended
+			c.Leaderless, c.Ended = time.Duration(micros)*time.Microsecond, ended
 		} else if prev.Holder == "" {
 			c.Ended = lock.Released
 		}

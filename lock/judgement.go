@@ -76,7 +76,7 @@ func (s Standing) Overdue() bool { return s != StandingOnTime }
 // PastExpiry returns how long before at (Unix µs) l expired, judged as Held judges it; ok is
 // false while it has not (held, or released before), and for a record without a renewTime or
 // a duration, which never had an expiry to pass.
-func (l *Lease) PastExpiry(at int64) (µs int64, ok bool) {
+func (l *Lease) PastExpiry(at int64) (micros int64, ok bool) {
 	expiry, has := l.Expiry()
 	if !has || l.Holder == "" || expiry >= at {
 		return 0, false

@@ -17,7 +17,7 @@ var LeaderlessBuckets = []float64{0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 
 // ok is false unless l takes the lock (a new holder, or the same after its lease expired) on
 // a record of prev's incarnation seen live: a change found in a relist after a watch gap has
 // no moment to measure to, and is not guessed.
-func Leaderless(prev, l *Lease, now int64, live bool) (µs int64, ended Ending, ok bool) {
+func Leaderless(prev, l *Lease, now int64, live bool) (micros int64, ended Ending, ok bool) {
 	if !live || prev == nil || prev.UID != l.UID || l.Holder == "" {
 		return 0, 0, false
 	}

@@ -16,7 +16,7 @@ var RenewAgeBuckets = [...]time.Duration{10 * time.Second, 20 * time.Second, 30 
 
 // RenewAge returns how long before at (Unix µs) the exporter saw l's record change, never
 // negative; ok is false for a record without renewTime, which has no age.
-func (l *Lease) RenewAge(at int64) (µs int64, ok bool) {
+func (l *Lease) RenewAge(at int64) (micros int64, ok bool) {
 	if !l.HasRenewTime {
 		return 0, false
 	}
@@ -25,8 +25,8 @@ func (l *Lease) RenewAge(at int64) (µs int64, ok bool) {
 
 // RenewAgeBucket returns the index in RenewAgeBuckets of the first bound at or above age (µs),
 // len(RenewAgeBuckets) beyond the last: the bucket every histogram counts the age in.
-func RenewAgeBucket(µs int64) int {
-	i, _ := slices.BinarySearch(RenewAgeBuckets[:], time.Duration(µs)*time.Microsecond)
+func RenewAgeBucket(micros int64) int {
+	i, _ := slices.BinarySearch(RenewAgeBuckets[:], time.Duration(micros)*time.Microsecond)
 	return i
 }
 

@@ -14,11 +14,11 @@ func candidatesOf(src Source, namespace, name, preferred string, at time.Time) [
 	if !src.WatchingCandidates() {
 		return nil
 	}
-	atµ := at.UnixMicro()
+	atMicros := at.UnixMicro()
 	out := []Candidate{}
 	src.RangeCandidates(func(c *lock.Candidate) {
 		if c.Namespace() == namespace && c.LeaseName == name {
-			out = append(out, candidateOf(c, preferred, atµ))
+			out = append(out, candidateOf(c, preferred, atMicros))
 		}
 	})
 	slices.SortFunc(out, func(a, b Candidate) int { return cmp.Compare(a.Name, b.Name) })

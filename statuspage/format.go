@@ -52,8 +52,8 @@ func short(d time.Duration) string {
 	}
 }
 
-func timeOf(µs int64) *time.Time {
-	t := time.UnixMicro(µs).UTC()
+func timeOf(micros int64) *time.Time {
+	t := time.UnixMicro(micros).UTC()
 	return &t
 }
 

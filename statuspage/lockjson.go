@@ -15,14 +15,14 @@ func Summarize(l *lock.Lease, at time.Time) Lease { return summarize(l, at) }
 
 // summarize is l as judged at at.
 func summarize(l *lock.Lease, at time.Time) Lease {
-	atµ := at.UnixMicro()
-	j := lock.Judge(l, atµ)
+	atMicros := at.UnixMicro()
+	j := lock.Judge(l, atMicros)
 	s := Lease{
 		Namespace: l.Namespace(), Name: l.Name(), Kind: l.Kind().String(), Class: l.Class.String(),
-		Holder: l.Holder, Held: j.Held, Standing: l.StandingAt(atµ).String(), Healthy: j.Healthy(), Problems: j.Problems(),
+		Holder: l.Holder, Held: j.Held, Standing: l.StandingAt(atMicros).String(), Healthy: j.Healthy(), Problems: j.Problems(),
 		ObservedHolderChanges: l.ObservedHolderChanges,
 	}
-	if age, ok := l.RenewAge(atµ); ok {
+	if age, ok := l.RenewAge(atMicros); ok {
 		s.RenewTime = timeOf(l.RenewTime)
 		s.ObservedRenewTime = timeOf(l.ObservedRenewTime)
 		s.RenewAgeSeconds = ptr(float64(age) / 1e6)
@@ -105,11 +105,11 @@ func history(snap lock.HistorySnapshot, l *lock.Lease, at time.Time, held bool) 
 	for _, ms := range snap.RenewalIntervals {
 		out.RenewalIntervalsSeconds = append(out.RenewalIntervalsSeconds, float64(ms)/1e3)
 	}
-	atµ := at.UnixMicro()
+	atMicros := at.UnixMicro()
 	for i, t := range snap.Tenures {
 		end := t.To
 		if t.Ended == lock.Holding {
-			end = atµ
+			end = atMicros
 		}
 		tn := Tenure{Holder: t.Holder, From: *timeOf(t.From), LastRenew: *timeOf(t.LastRenew), Ended: t.Ended.String(),
 			SeenLive: t.Live, Rebuilt: t.Rebuilt, HeldSeconds: max(0, float64(end-t.From)/1e6)}
@@ -161,9 +161,9 @@ func CandidateJSON(c *lock.Candidate, preferred string, at time.Time) Candidate 
 }
 
 // candidateOf formats c, judged at atµ; preferred is the Lease's spec.preferredHolder.
-func candidateOf(c *lock.Candidate, preferred string, atµ int64) Candidate {
+func candidateOf(c *lock.Candidate, preferred string, atMicros int64) Candidate {
 	cd := Candidate{Name: c.Name(), BinaryVersion: c.BinaryVersion, EmulationVersion: c.EmulationVersion,
-		Strategy: c.Strategy, Fresh: c.Fresh(atµ), Preferred: preferred != "" && c.Name() == preferred}
+		Strategy: c.Strategy, Fresh: c.Fresh(atMicros), Preferred: preferred != "" && c.Name() == preferred}
 	if c.HasRenewTime {
 		cd.RenewTime, cd.ObservedRenewTime = timeOf(c.RenewTime), timeOf(c.ObservedRenewTime)
 	}

@@ -58,22 +58,22 @@ type bucket struct {
 }
 
 // add counts the heartbeat l, judged at atµ.
-func (s *nodeSummary) add(l *lock.Lease, atµ int64) {
-	st := s.Summary.Add(l, atµ)
+func (s *nodeSummary) add(l *lock.Lease, atMicros int64) {
+	st := s.Summary.Add(l, atMicros)
 	if !st.Overdue() {
 		return
 	}
 	n := overdueNode{Name: l.Name(), URL: lockURL(l.Namespace(), l.Name(), l.Kind().String()), Holder: l.Holder,
 		Standing: st.String(), Age: "never renewed", lease: l}
-	if age, ok := l.RenewAge(atµ); ok {
+	if age, ok := l.RenewAge(atMicros); ok {
 		a := float64(age) / 1e6
 		n.Age = seconds(&a)
 	}
-	if past, ok := l.PastExpiry(atµ); ok {
+	if past, ok := l.PastExpiry(atMicros); ok {
 		p := float64(past) / 1e6
 		n.PastExpiry = seconds(&p)
 	}
-	s.overdue, s.at = append(s.overdue, n), atµ
+	s.overdue, s.at = append(s.overdue, n), atMicros
 }
 
 // finish keeps the most overdue heartbeats and draws the histogram.

@@ -15,7 +15,7 @@ type rebuiltTenures []lock.Tenure
 
 func (r rebuiltTenures) Tenures(string) []lock.Tenure { return r }
 
-func µs(d time.Duration) int64 { return t0.Add(d).UnixMicro() }
+func micros(d time.Duration) int64 { return t0.Add(d).UnixMicro() }
 
 // Rebuilt tenures go before the observed history, marked rebuilt, in the JSON and on the
 // page; one that would end after the first observed tenure began is left out (the Lease and
@@ -32,17 +32,17 @@ func TestRebuiltHistoryGoesBeforeTheObservedAndNeverContradictsIt(t *testing.T) 
 		want    []string // holder/ended/rebuilt
 	}{
 		{"ended before", rebuiltTenures{
-			{Holder: "a", From: µs(0), To: µs(20 * time.Second), LastRenew: µs(20 * time.Second), Ended: lock.Expired, Live: true, Rebuilt: true},
-			{Holder: "b", From: µs(22 * time.Second), To: µs(49 * time.Second), LastRenew: µs(49 * time.Second), Ended: lock.Released, Live: true, Rebuilt: true},
+			{Holder: "a", From: micros(0), To: micros(20 * time.Second), LastRenew: micros(20 * time.Second), Ended: lock.Expired, Live: true, Rebuilt: true},
+			{Holder: "b", From: micros(22 * time.Second), To: micros(49 * time.Second), LastRenew: micros(49 * time.Second), Ended: lock.Released, Live: true, Rebuilt: true},
 		}, []string{"a/expired/true", "b/released/true", "c//false"}},
 		{"ends after the observed start", rebuiltTenures{
-			{Holder: "b", From: µs(22 * time.Second), To: µs(55 * time.Second), LastRenew: µs(55 * time.Second), Ended: lock.Released, Live: true, Rebuilt: true},
+			{Holder: "b", From: micros(22 * time.Second), To: micros(55 * time.Second), LastRenew: micros(55 * time.Second), Ended: lock.Released, Live: true, Rebuilt: true},
 		}, []string{"c//false"}},
 		{"open, another holder's", rebuiltTenures{
-			{Holder: "b", From: µs(22 * time.Second), LastRenew: µs(22 * time.Second), Live: true, Rebuilt: true},
+			{Holder: "b", From: micros(22 * time.Second), LastRenew: micros(22 * time.Second), Live: true, Rebuilt: true},
 		}, []string{"b/unknown/true", "c//false"}},
 		{"open, the current holder's", rebuiltTenures{
-			{Holder: "c", From: µs(50 * time.Second), LastRenew: µs(50 * time.Second), Live: true, Rebuilt: true},
+			{Holder: "c", From: micros(50 * time.Second), LastRenew: micros(50 * time.Second), Live: true, Rebuilt: true},
 		}, []string{"c//false"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

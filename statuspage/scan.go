@@ -29,13 +29,13 @@ type scan struct {
 // bounds the kept locks to the page's (0: keep every match).
 func scanView(src Source, at time.Time, f Filter, listNodes bool, rows int) *scan {
 	s := &scan{at: at, namespaces: map[string]bool{}}
-	atµ := at.UnixMicro()
+	atMicros := at.UnixMicro()
 	var unhealthy []*lock.Lease
 	healthy := &firstLocks{}
 	src.Range(func(l *lock.Lease) {
 		s.total++
 		s.namespaces[l.Namespace()] = true
-		ok := lock.Judge(l, atµ).Healthy()
+		ok := lock.Judge(l, atMicros).Healthy()
 		if !ok {
 			s.unhealthy++
 		}
@@ -43,7 +43,7 @@ func scanView(src Source, at time.Time, f Filter, listNodes bool, rows int) *sca
 			return
 		}
 		if l.Class == lock.ClassNodeHeartbeat {
-			s.nodes.add(l, atµ)
+			s.nodes.add(l, atMicros)
 			if !listNodes {
 				return
 			}

@@ -47,15 +47,15 @@ func (s *nodeSummary) print(w io.Writer, at time.Time) error {
 		fmt.Fprintln(w, " --class node-heartbeat lists them.")
 		return nil
 	}
-	atµ := at.UnixMicro()
-	slices.SortFunc(s.overdue, lock.MoreOverdue(atµ))
+	atMicros := at.UnixMicro()
+	slices.SortFunc(s.overdue, lock.MoreOverdue(atMicros))
 	shown := s.overdue[:min(len(s.overdue), maxOverdueShown)]
 	fmt.Fprintf(w, " The %d most overdue of %d (--class node-heartbeat lists them all):\n", len(shown), len(s.overdue))
 	var rows [][]any
 	for _, l := range shown {
 		j := judge(l, at)
 		expired := "<none>"
-		if past, ok := l.PastExpiry(atµ); ok {
+		if past, ok := l.PastExpiry(atMicros); ok {
 			expired = human(time.Duration(past)*time.Microsecond) + " ago"
 		}
 		rows = append(rows, []any{j.Name, orNone(j.Holder), j.Standing, ago(j.ObservedRenewTime, at), expired})
