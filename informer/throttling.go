@@ -1,6 +1,7 @@
 package informer
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"strings"
@@ -28,10 +29,7 @@ type throttleObserver struct {
 func (t throttleObserver) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(r)
 	if resp != nil && resp.StatusCode == http.StatusTooManyRequests {
-		wait := resp.Header.Get("Retry-After")
-		if wait == "" {
-			wait = "none"
-		}
+		wait := cmp.Or(resp.Header.Get("Retry-After"), "none")
 		t.report(resourceOf(r.URL.Path), fmt.Errorf("%s %s: 429 Too Many Requests (Retry-After %s): the API server's flow control "+
 			"(API Priority and Fairness) rejects the exporter's requests; client-go waits and retries", r.Method, r.URL.Path, wait))
 	}

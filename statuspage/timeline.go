@@ -1,6 +1,7 @@
 package statuspage
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"html/template"
@@ -163,10 +164,7 @@ func (d *drawing) tenure(t Tenure, leaderlessSince *time.Time) {
 	if _, ok := d.colours[t.Holder]; !ok {
 		d.colours[t.Holder] = len(d.colours) % holderColours
 	}
-	holder := t.Holder
-	if holder == "" {
-		holder = "(no holder)"
-	}
+	holder := cmp.Or(t.Holder, "(no holder)")
 	held := end.Sub(t.From).Seconds()
 	to := stamp(end)
 	if end.Equal(d.at) {
