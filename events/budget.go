@@ -8,21 +8,21 @@ import (
 	"k8s.io/client-go/util/flowcontrol"
 )
 
-// The per-lock budget inside the writer's token bucket: each lock may spend LockBurst
-// Events at once and one more per LockRefill. A healthy lock changes hands a few times a day
+// The per-lock budget inside the writer's token bucket: each lock may spend lockBurst
+// Events at once and one more per lockRefill. A healthy lock changes hands a few times a day
 // and a control-plane upgrade moves it once or twice, so 5 covers any honest burst; a lock
 // that keeps changing hands beyond one a minute is flapping, and its next Event says little
 // its last did not. Without it one flapping lock empties the shared bucket and every other
 // lock's Events are dropped with it.
 const (
-	LockBurst  = 5
-	LockRefill = time.Minute
+	lockBurst  = 5
+	lockRefill = time.Minute
 )
 
 // budget decides whether one Event may be written now: its namespace not paused, its lock's
 // own budget and then the shared token bucket not empty. Only what is spent is remembered,
 // and a lock's budget once full again is forgotten (forget), so memory is bounded by the
-// locks that wrote in the last LockBurst × LockRefill, whether deleted or not.
+// locks that wrote in the last lockBurst × lockRefill, whether deleted or not.
 type budget struct {
 	global flowcontrol.RateLimiter
 
@@ -55,7 +55,7 @@ func budgetKey(ref *corev1.ObjectReference) string {
 
 // left is the lock's tokens at now, refilled since.
 func (s spent) left(now time.Time) float64 {
-	return min(LockBurst, s.tokens+float64(now.Sub(s.at))/float64(LockRefill))
+	return min(lockBurst, s.tokens+float64(now.Sub(s.at))/float64(lockRefill))
 }
 
 // take takes a token for an Event regarding ref and returns "", or the cause it is dropped
@@ -67,7 +67,7 @@ func (b *budget) take(ref *corev1.ObjectReference, now time.Time) string {
 		return p.cause
 	}
 	key := budgetKey(ref)
-	tokens := float64(LockBurst)
+	tokens := float64(lockBurst)
 	if s, ok := b.locks[key]; ok {
 		tokens = s.left(now)
 	}
@@ -101,7 +101,7 @@ func (b *budget) forget(now time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for k, s := range b.locks {
-		if s.left(now) >= LockBurst {
+		if s.left(now) >= lockBurst {
 			delete(b.locks, k)
 		}
 	}

@@ -62,13 +62,13 @@ func TestFlappingLockCannotStarveOthers(t *testing.T) {
 		f.see("b", 20*time.Second, true)
 	}
 	waitEvents(t, client, "calm", 10)
-	waitEvents(t, client, "flap", LockBurst)
+	waitEvents(t, client, "flap", lockBurst)
 	time.Sleep(200 * time.Millisecond)
-	if n := len(listEvents(t, client, "flap")); n != LockBurst {
-		t.Errorf("the flapping lock wrote %d Events, want its budget's %d", n, LockBurst)
+	if n := len(listEvents(t, client, "flap")); n != lockBurst {
+		t.Errorf("the flapping lock wrote %d Events, want its budget's %d", n, lockBurst)
 	}
-	if got := testutil.ToFloat64(w.dropped.WithLabelValues(droppedLockBudget)); got != 100-1-LockBurst {
-		t.Errorf("lease_exporter_events_dropped_total{cause=lock_budget} %v, want %d", got, 100-1-LockBurst)
+	if got := testutil.ToFloat64(w.dropped.WithLabelValues(droppedLockBudget)); got != 100-1-lockBurst {
+		t.Errorf("lease_exporter_events_dropped_total{cause=lock_budget} %v, want %d", got, 100-1-lockBurst)
 	}
 	if got := testutil.ToFloat64(w.dropped.WithLabelValues(droppedRateLimited)); got != 0 {
 		t.Errorf("lease_exporter_events_dropped_total{cause=rate_limited} %v, want 0", got)
@@ -81,7 +81,7 @@ func TestBudgetRefillsAndForgetsIdleLocks(t *testing.T) {
 	b := newBudget(1e6, 1e6)
 	now := time.Unix(1e9, 0)
 	ref := &corev1.ObjectReference{Kind: "Lease", Namespace: "ns", Name: "flap"}
-	for range LockBurst {
+	for range lockBurst {
 		if c := b.take(ref, now); c != "" {
 			t.Fatalf("a fresh lock dropped %q", c)
 		}
@@ -89,19 +89,19 @@ func TestBudgetRefillsAndForgetsIdleLocks(t *testing.T) {
 	if c := b.take(ref, now); c != droppedLockBudget {
 		t.Errorf("the 6th Event at once: %q, want %q", c, droppedLockBudget)
 	}
-	if c := b.take(ref, now.Add(LockRefill)); c != "" {
+	if c := b.take(ref, now.Add(lockRefill)); c != "" {
 		t.Errorf("a minute later: %q, want a token", c)
 	}
 	for i := range 10000 {
 		b.take(&corev1.ObjectReference{Kind: "Lease", Namespace: "ns", Name: fmt.Sprint(i)}, now)
 	}
 	b.pause("denied", now.Add(forbiddenPause), droppedForbidden)
-	b.forget(now.Add(LockRefill))
+	b.forget(now.Add(lockRefill))
 	if locks, nss := b.size(); locks != 1 || nss != 0 {
 		t.Errorf("a minute on: %d locks and %d paused namespaces remembered, want the flapping lock only", locks, nss)
 	}
-	b.forget(now.Add(LockRefill * (LockBurst + 1)))
+	b.forget(now.Add(lockRefill * (lockBurst + 1)))
 	if locks, _ := b.size(); locks != 0 {
-		t.Errorf("after %v idle: %d locks remembered, want 0", LockRefill*LockBurst, locks)
+		t.Errorf("after %v idle: %d locks remembered, want 0", lockRefill*lockBurst, locks)
 	}
 }

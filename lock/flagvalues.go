@@ -56,7 +56,7 @@ func KindNames(conj string) string {
 
 // ParseClass reads one class as the flags spell it, its label value ("node-heartbeat").
 func ParseClass(name string) (Class, error) {
-	if c, ok := ClassNamed(strings.ToLower(strings.TrimSpace(name))); ok {
+	if c, ok := classNamed(strings.ToLower(strings.TrimSpace(name))); ok {
 		return c, nil
 	}
 	return 0, fmt.Errorf("unknown class %q: use %s", name, ClassNames("or"))

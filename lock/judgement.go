@@ -26,21 +26,21 @@ func (l *Lease) Held(at int64) bool {
 	return l.Holder != "" && ok && expiry >= at
 }
 
-// LateFraction is how much of its lease duration a held lock may go without a renewal seen
+// lateFraction is how much of its lease duration a held lock may go without a renewal seen
 // before it counts as lagging: well past a healthy cadence (client-go renews every 2 s of 15 s,
 // the kubelet every 10 s of 40 s), and before client-go's renew deadline (2/3), after which
 // the leader gives up. LeaseRenewalLagging's durationFraction is the same number
 // (judgement_rules_test.go holds it to this).
-const LateFraction = 0.5
+const lateFraction = 0.5
 
 // Standing is where a lock stands at one moment, the states the per-class counts
 // (lease_class_locks) sum up. Every lock is in exactly one.
 type Standing uint8
 
 const (
-	// StandingOnTime: held, and renewed within LateFraction of its lease duration.
+	// StandingOnTime: held, and renewed within lateFraction of its lease duration.
 	StandingOnTime Standing = iota
-	// StandingLagging: still held, but not seen renewed for over LateFraction of its lease duration.
+	// StandingLagging: still held, but not seen renewed for over lateFraction of its lease duration.
 	StandingLagging
 	// StandingExpired: a holder whose lease ran out, or a record without renewTime or duration.
 	StandingExpired
@@ -91,7 +91,7 @@ func (l *Lease) StandingAt(at int64) Standing {
 		return StandingReleased
 	case !l.Held(at):
 		return StandingExpired
-	case float64(at-l.ObservedRenewTime) > LateFraction*float64(l.DurationSeconds)*1e6:
+	case float64(at-l.ObservedRenewTime) > lateFraction*float64(l.DurationSeconds)*1e6:
 		return StandingLagging
 	}
 	return StandingOnTime

@@ -183,9 +183,9 @@ func TestRenewalLaggingIsTheLateStanding(t *testing.T) {
 	if r == nil {
 		t.Fatal("no LeaseRenewalLagging in the rule file")
 	}
-	want := ") > " + strconv.FormatFloat(LateFraction, 'g', -1, 64)
+	want := ") > " + strconv.FormatFloat(lateFraction, 'g', -1, 64)
 	if !strings.Contains(r.Expr, want) {
-		t.Errorf("LeaseRenewalLagging's threshold is not LateFraction (%g): its expression has no %q:\n%s", LateFraction, want, r.Expr)
+		t.Errorf("LeaseRenewalLagging's threshold is not lateFraction (%g): its expression has no %q:\n%s", lateFraction, want, r.Expr)
 	}
 }
 

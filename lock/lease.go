@@ -31,8 +31,8 @@ const NumClasses = 3
 // Classes lists every Class, so the collector can report zero counts too.
 var Classes = [NumClasses]Class{ClassLeaderElection, ClassNodeHeartbeat, ClassAPIServerIdentity}
 
-// ClassNamed returns the Class whose label value (its String) is name.
-func ClassNamed(name string) (Class, bool) {
+// classNamed returns the Class whose label value (its String) is name.
+func classNamed(name string) (Class, bool) {
 	for _, c := range Classes {
 		if c.String() == name {
 			return c, true
