@@ -65,16 +65,14 @@ func NewElections(reg prometheus.Registerer, shard string) *Elections {
 	return e
 }
 
-// Observed counts what the change from prev to rec, the record about to be cached, shows.
-func (e *Elections) Observed(prev, rec *lock.Lease, now int64, live bool) {
-	if prev == nil || rec == prev || prev.UID != rec.UID {
-		return
+// Observed counts what one observation shows: a renewal, and the leaderless time of a take
+// seen live.
+func (e *Elections) Observed(t lock.Transition) {
+	if t.Renewed {
+		e.byClass[t.Rec.Class].Inc()
 	}
-	if rec.ObservedRenewals > prev.ObservedRenewals {
-		e.byClass[rec.Class].Inc()
-	}
-	if micros, ended, ok := lock.Leaderless(prev, rec, now, live); ok {
-		e.leaderless.WithLabelValues(rec.Class.String(), ended.String()).Observe(float64(micros) / 1e6)
+	if t.LeaderlessKnown {
+		e.leaderless.WithLabelValues(t.Rec.Class.String(), t.Ended.String()).Observe(float64(t.Leaderless) / 1e6)
 	}
 }
 

@@ -26,7 +26,7 @@ func TestElectionsCountWhatTheStoreObserves(t *testing.T) {
 	see := func(holder string, at time.Duration, live bool) {
 		rv++
 		rec := observe(prev, lock.Project(lockobj.Lease("u1", fmt.Sprint(rv), holder, t0.Add(at))), t0.Add(at).UnixMicro(), live)
-		e.Observed(prev, rec, t0.Add(at).UnixMicro(), live)
+		e.Observed(lock.Classify(prev, rec, t0.Add(at).UnixMicro(), live))
 		prev = rec
 	}
 	see("a", 0, true)

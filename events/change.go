@@ -87,62 +87,31 @@ func sinceOf(l *lock.Lease, now int64, live bool) int64 {
 	return 0
 }
 
-// Observed is informer.Observer's: the change from prev (nil at first sight) to rec, the
-// record about to be cached, seen at now (Unix µs), live on the watch or not.
-func (t *tracker) Observed(prev, rec *lock.Lease, now int64, live bool) {
+// Observed is informer.Observer's: one observation, classified once by lock.Classify. The
+// tracker decides only what the Events add to it: who held the lock before a release (the
+// released record names nobody), since when, and the preferred holder a handover was asked for.
+func (t *tracker) Observed(tr lock.Transition) {
+	prev, rec := tr.Prev, tr.Rec
 	if rec == prev || !t.classes[rec.Class] {
 		return
 	}
-	// How long the lock was leaderless before rec's holder took it: ok for a new holder, or
-	// the same one back after its lease expired, seen live.
-	var micros int64
-	var ended lock.Ending
-	var taken bool
-	if prev != nil && prev.UID == rec.UID {
-		micros, ended, taken = lock.Leaderless(prev, rec, now, live)
-		if !taken && prev.Holder == rec.Holder && (rec.PreferredHolder() == "" || rec.PreferredHolder() == prev.PreferredHolder()) {
-			return // a renewal
-		}
+	if (tr.Kind == lock.TransitionNone || tr.Kind == lock.TransitionRenewal) && samePreferred(prev, rec) {
+		return // a renewal
 	}
-	var outs []Change
 	t.mu.Lock()
 	k := rec.Ref()
 	s := t.locks[k]
-	if s == nil || prev == nil || prev.UID != rec.UID {
-		t.locks[k] = &tracked{uid: string(rec.GetObjectMeta().GetUID()), holder: rec.Holder, since: sinceOf(rec, now, live), preferred: rec.PreferredHolder()}
+	if s == nil || tr.Kind == lock.TransitionFirstSight {
+		t.locks[k] = &tracked{uid: string(rec.GetObjectMeta().GetUID()), holder: rec.Holder, since: sinceOf(rec, tr.At, tr.Live), preferred: rec.PreferredHolder()}
 		t.mu.Unlock()
 		return // first sight of this incarnation: the exporter saw nothing change
 	}
-	switch {
-	case rec.Holder != "" && (rec.Holder != prev.Holder || taken):
-		c := Change{Reason: ReasonLeaderChanged, Old: s.holder, New: rec.Holder, Held: unknown, Leaderless: unknown, Ended: lock.Unknown}
-		if taken {
-			c.Leaderless, c.Ended = time.Duration(micros)*time.Microsecond, ended
-		} else if prev.Holder == "" {
-			c.Ended = lock.Released
-		}
-		if (c.Ended == lock.Released || c.Ended == lock.Expired) && s.preferred != "" && s.preferred != c.Old {
-			c.Ended = lock.HandedOver
-		}
-		if s.since != 0 && c.Old != "" && live { // after a relist, the tenure ended somewhere in the gap
-			end := now
-			if c.Leaderless > 0 {
-				end -= c.Leaderless.Microseconds()
-			}
-			c.Held = time.Duration(max(0, end-s.since)) * time.Microsecond
-		}
-		outs = append(outs, c)
-		*s = tracked{uid: s.uid, holder: rec.Holder, since: sinceOf(rec, now, live), preferred: rec.PreferredHolder()}
-	case rec.Holder == "" && prev.Holder != "":
-		c := Change{Reason: ReasonLeaseReleased, Old: prev.Holder, Held: unknown, Ended: lock.Released}
-		if s.since != 0 && live {
-			c.Held = time.Duration(max(0, now-s.since)) * time.Microsecond
-		}
-		if s.preferred != "" && s.preferred != prev.Holder {
-			c.Ended = lock.HandedOver
-		}
-		outs = append(outs, c)
-		s.holder, s.heldRenew = prev.Holder, 0
+	var outs []Change
+	switch tr.Kind {
+	case lock.TransitionAcquired:
+		outs = append(outs, s.acquired(tr))
+	case lock.TransitionReleased:
+		outs = append(outs, s.released(tr))
 	}
 	if p := rec.PreferredHolder(); rec.Holder != "" && p != "" && p != s.preferred {
 		outs = append(outs, Change{Reason: ReasonPreferredHolderChanged, Old: s.preferred, New: p, Strategy: rec.Strategy()})
@@ -155,6 +124,45 @@ func (t *tracker) Observed(prev, rec *lock.Lease, now int64, live bool) {
 			t.send(ref, eventType(c), c)
 		}
 	}
+}
+
+// samePreferred reports whether rec asks for the handover prev did (or neither asks).
+func samePreferred(prev, rec *lock.Lease) bool {
+	return rec.PreferredHolder() == "" || rec.PreferredHolder() == prev.PreferredHolder()
+}
+
+// acquired is the LeaderChanged of a take, and moves s to the new tenure.
+func (s *tracked) acquired(tr lock.Transition) Change {
+	rec := tr.Rec
+	c := Change{Reason: ReasonLeaderChanged, Old: s.holder, New: rec.Holder, Held: unknown, Leaderless: unknown, Ended: tr.Ended}
+	if tr.LeaderlessKnown {
+		c.Leaderless = time.Duration(tr.Leaderless) * time.Microsecond
+	}
+	if (c.Ended == lock.Released || c.Ended == lock.Expired) && s.preferred != "" && s.preferred != c.Old {
+		c.Ended = lock.HandedOver
+	}
+	if s.since != 0 && c.Old != "" && tr.Live { // after a relist, the tenure ended somewhere in the gap
+		end := tr.At
+		if c.Leaderless > 0 {
+			end -= c.Leaderless.Microseconds()
+		}
+		c.Held = time.Duration(max(0, end-s.since)) * time.Microsecond
+	}
+	*s = tracked{uid: s.uid, holder: rec.Holder, since: sinceOf(rec, tr.At, tr.Live), preferred: rec.PreferredHolder()}
+	return c
+}
+
+// released is the LeaseReleased of a release; s keeps the holder that released.
+func (s *tracked) released(tr lock.Transition) Change {
+	c := Change{Reason: ReasonLeaseReleased, Old: tr.Prev.Holder, Held: unknown, Ended: lock.Released}
+	if s.since != 0 && tr.Live {
+		c.Held = time.Duration(max(0, tr.At-s.since)) * time.Microsecond
+	}
+	if s.preferred != "" && s.preferred != tr.Prev.Holder {
+		c.Ended = lock.HandedOver
+	}
+	s.holder, s.heldRenew = tr.Prev.Holder, 0
+	return c
 }
 
 // Gone is informer.Observer's: last, the last record of an incarnation that went at at.

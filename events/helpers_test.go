@@ -59,15 +59,11 @@ type lockFeed struct {
 	dur     int32
 	observe func(prev, l *lock.Lease, now int64, live bool) *lock.Lease
 	prev    *lock.Lease
-	obs     interface {
-		Observed(prev, rec *lock.Lease, now int64, live bool)
-	}
+	obs     interface{ Observed(lock.Transition) }
 	preferred string
 }
 
-func newFeed(t *testing.T, ns, name string, obs interface {
-	Observed(prev, rec *lock.Lease, now int64, live bool)
-}) *lockFeed {
+func newFeed(t *testing.T, ns, name string, obs interface{ Observed(lock.Transition) }) *lockFeed {
 	return &lockFeed{t: t, ns: ns, name: name, uid: "0b7d2a8e-4c1f-4d2a-9e3b-1a2b3c4d5e6f", dur: 15,
 		observe: lock.Observation(lock.DefaultHistory), obs: obs}
 }
@@ -93,7 +89,7 @@ func (f *lockFeed) see(holder string, at time.Duration, live bool) *lock.Lease {
 	}
 	now := t0.Add(at).UnixMicro()
 	rec := f.observe(f.prev, lock.Project(l), now, live)
-	f.obs.Observed(f.prev, rec, now, live)
+	f.obs.Observed(lock.Classify(f.prev, rec, now, live))
 	f.prev = rec
 	return rec
 }

@@ -206,7 +206,7 @@ func (l *Cache) addLocks(src source[*lock.Lease], opts Options) {
 			l.deleted.firstSight(rec)
 		}
 		if opts.Observer != nil {
-			opts.Observer.Observed(prev, rec, now, live)
+			opts.Observer.Observed(lock.Classify(prev, rec, now, live))
 		}
 		return l.reportProblems(prev, rec)
 	}

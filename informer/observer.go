@@ -8,9 +8,9 @@ import "github.com/lease-exporter/lease-exporter/lock"
 // must not block, and must not modify or retain
 // the records' fields beyond the call.
 type Observer interface {
-	// Observed is the change from prev (nil at first sight) to rec, the record about to be
-	// cached, at now (Unix µs by the exporter's clock), seen live on the watch or not.
-	Observed(prev, rec *lock.Lease, now int64, live bool)
+	// Observed is one observation, classified once by lock.Classify: the change from the
+	// cached record (nil at first sight) to the record about to be cached.
+	Observed(t lock.Transition)
 	// Gone is last, the last record of a lock incarnation that went at at.
 	Gone(last *lock.Lease, at int64, live bool)
 }
@@ -19,9 +19,9 @@ type Observer interface {
 type Observers []Observer
 
 // Observed is Observer's.
-func (os Observers) Observed(prev, rec *lock.Lease, now int64, live bool) {
+func (os Observers) Observed(t lock.Transition) {
 	for _, o := range os {
-		o.Observed(prev, rec, now, live)
+		o.Observed(t)
 	}
 }
 
