@@ -27,7 +27,7 @@ func Render(ctx context.Context, override, dir string) (Rendering, error) {
 		return Rendering{}, err
 	}
 	cmd := exec.CommandContext(ctx, "go", "run", ".", "-root", root, "-config", override, "-out", dir)
-	cmd.Dir = filepath.Join(root, "hack", "mixin")
+	cmd.Dir = filepath.Join(root, "mixin", "render")
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return Rendering{}, fmt.Errorf("render the mixin with %s: %w\n%s", override, err, out)
