@@ -51,15 +51,15 @@ func (r *recorder) take() []sent {
 // lockFeed plays one lock's records through the observation the informer runs (with a
 // history, as the leader-election class keeps by default) and through an observer.
 type lockFeed struct {
-	t       *testing.T
-	ns      string
-	name    string
-	uid     string
-	rv      int
-	dur     int32
-	observe func(prev, l *lock.Lease, now int64, live bool) *lock.Lease
-	prev    *lock.Lease
-	obs     interface{ Observed(lock.Transition) }
+	t         *testing.T
+	ns        string
+	name      string
+	uid       string
+	rv        int
+	dur       int32
+	observe   func(prev, l *lock.Lease, now int64, live bool) *lock.Lease
+	prev      *lock.Lease
+	obs       interface{ Observed(lock.Transition) }
 	preferred string
 }
 
