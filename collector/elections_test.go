@@ -25,9 +25,9 @@ func TestElectionsCountWhatTheStoreObserves(t *testing.T) {
 	rv := 0
 	see := func(holder string, at time.Duration, live bool) {
 		rv++
-		rec := observe(prev, lock.Project(lockobj.Lease("u1", fmt.Sprint(rv), holder, t0.Add(at))), t0.Add(at).UnixMicro(), live)
-		e.Observed(lock.Classify(prev, rec, t0.Add(at).UnixMicro(), live))
-		prev = rec
+		tr := observe(prev, lock.Project(lockobj.Lease("u1", fmt.Sprint(rv), holder, t0.Add(at))), t0.Add(at).UnixMicro(), live)
+		e.Observed(tr)
+		prev = tr.Rec
 	}
 	see("a", 0, true)
 	for s := 2; s <= 10; s += 2 { // five renewals

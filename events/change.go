@@ -32,9 +32,11 @@ type tracked struct {
 	holder string
 	// since is when holder's tenure began (Unix µs, the exporter's clock), 0 if unknown.
 	since int64
-	// preferred is the last held record's spec.preferredHolder: client-go's release writes a
-	// record without it, and the handover it asked for is judged by the one before.
+	// preferred is the last held record's spec.preferredHolder, to say when it changes.
 	preferred string
+	// handedOver says holder's release was a handover (lock.Transition.HandedOver): the take
+	// that follows, whose released record names no preferred holder, says so too.
+	handedOver bool
 	// heldRenew is the ObservedRenewTime of the record the last sweep judged held, 0 after
 	// its expiry was written: LeaseExpired is written once, and only for an expiry this
 	// process saw happen (a lock found long expired at start-up is old news).
@@ -134,11 +136,11 @@ func samePreferred(prev, rec *lock.Lease) bool {
 // acquired is the LeaderChanged of a take, and moves s to the new tenure.
 func (s *tracked) acquired(tr lock.Transition) Change {
 	rec := tr.Rec
-	c := Change{Reason: ReasonLeaderChanged, Old: s.holder, New: rec.Holder, Held: unknown, Leaderless: unknown, Ended: tr.Ended}
+	c := Change{Reason: ReasonLeaderChanged, Old: s.holder, New: rec.Holder, Held: unknown, Leaderless: unknown, Ended: tr.Ending()}
 	if tr.LeaderlessKnown {
 		c.Leaderless = time.Duration(tr.Leaderless) * time.Microsecond
 	}
-	if (c.Ended == lock.Released || c.Ended == lock.Expired) && s.preferred != "" && s.preferred != c.Old {
+	if c.Ended == lock.Released && s.handedOver {
 		c.Ended = lock.HandedOver
 	}
 	if s.since != 0 && c.Old != "" && tr.Live { // after a relist, the tenure ended somewhere in the gap
@@ -154,14 +156,11 @@ func (s *tracked) acquired(tr lock.Transition) Change {
 
 // released is the LeaseReleased of a release; s keeps the holder that released.
 func (s *tracked) released(tr lock.Transition) Change {
-	c := Change{Reason: ReasonLeaseReleased, Old: tr.Prev.Holder, Held: unknown, Ended: lock.Released}
+	c := Change{Reason: ReasonLeaseReleased, Old: tr.Prev.Holder, Held: unknown, Ended: tr.Ending()}
 	if s.since != 0 && tr.Live {
 		c.Held = time.Duration(max(0, tr.At-s.since)) * time.Microsecond
 	}
-	if s.preferred != "" && s.preferred != tr.Prev.Holder {
-		c.Ended = lock.HandedOver
-	}
-	s.holder, s.heldRenew = tr.Prev.Holder, 0
+	s.holder, s.heldRenew, s.handedOver = tr.Prev.Holder, 0, tr.HandedOver
 	return c
 }
 

@@ -80,20 +80,32 @@ func TestTrackerTurnsEachLeadershipChangeIntoOneEvent(t *testing.T) {
 	}
 }
 
-// A change found in a relist after a watch gap is written, saying the exporter cannot tell
-// how the tenure ended or how long the lock was leaderless: it does not guess.
-func TestTrackerDoesNotGuessWhatARelistHides(t *testing.T) {
+// A change found in a relist after a watch gap is written with only what the records show,
+// as lock.Classify names it for the status page too: a take acquired after the previous
+// lease ran out ended it expired, one within it ended unknown how; how long the lock was
+// leaderless and how long the tenure lasted are never guessed.
+func TestTrackerSaysOnlyWhatARelistShows(t *testing.T) {
 	r := &recorder{}
 	tr := newTracker([]lock.Class{lock.ClassLeaderElection}, nil, r.send)
 	f := newFeed(t, "ns", "l", tr)
 	f.see("a", 0, true)
-	f.see("b", 60*time.Second, false)
+	f.see("b", 60*time.Second, false) // acquired at 60 s; a's lease ran out at 15 s
+	f.see("b", 62*time.Second, true)
+	f.see("c", 70*time.Second, false) // acquired at 70 s, within b's lease (to 77 s)
 	got := r.take()
-	if len(got) != 1 || got[0].c.Ended != lock.Unknown || got[0].c.Leaderless != unknown || got[0].c.Held != unknown {
-		t.Fatalf("relisted change sent %+v, want one LeaderChanged, ended unknown, leaderless and tenure length unknown", got)
+	if len(got) != 2 || got[0].c.Ended != lock.Expired || got[1].c.Ended != lock.Unknown {
+		t.Fatalf("relisted changes sent %+v, want two LeaderChanged, ended expired then unknown", got)
 	}
-	if note := got[0].c.Note(); !strings.Contains(note, "unknown how") || strings.Contains(note, "Without a leader") || strings.Contains(note, "lasted") {
-		t.Errorf("note %q: want it to say the ending is unknown and give no leaderless time or tenure length", note)
+	for _, e := range got {
+		if e.c.Leaderless != unknown || e.c.Held != unknown {
+			t.Errorf("relisted change %+v: want leaderless time and tenure length unknown", e.c)
+		}
+		if note := e.c.Note(); strings.Contains(note, "Without a leader") || strings.Contains(note, "lasted") {
+			t.Errorf("note %q gives a leaderless time or a tenure length", note)
+		}
+	}
+	if note := got[1].c.Note(); !strings.Contains(note, "unknown how") {
+		t.Errorf("note %q: want it to say the ending is unknown", note)
 	}
 }
 

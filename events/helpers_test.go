@@ -57,7 +57,7 @@ type lockFeed struct {
 	uid       string
 	rv        int
 	dur       int32
-	observe   func(prev, l *lock.Lease, now int64, live bool) *lock.Lease
+	observe   lock.Observe
 	prev      *lock.Lease
 	obs       interface{ Observed(lock.Transition) }
 	preferred string
@@ -88,10 +88,10 @@ func (f *lockFeed) see(holder string, at time.Duration, live bool) *lock.Lease {
 		l.Spec.Strategy = &s
 	}
 	now := t0.Add(at).UnixMicro()
-	rec := f.observe(f.prev, lock.Project(l), now, live)
-	f.obs.Observed(lock.Classify(f.prev, rec, now, live))
-	f.prev = rec
-	return rec
+	tr := f.observe(f.prev, lock.Project(l), now, live)
+	f.obs.Observed(tr)
+	f.prev = tr.Rec
+	return tr.Rec
 }
 
 // view is a hand-built informer.View over records, for the sweep's unit tests.

@@ -238,7 +238,7 @@ func TestTombstonesHeap(t *testing.T) {
 	clock := now
 	m := newMetrics(prometheus.NewRegistry())
 	d := newDeletions(opts, nil, func() time.Time { return clock }, m)
-	s := newStore(leaseSource{}.decode, lock.Observation(opts), nil, func() time.Time { return clock }, m)
+	s := newStore(leaseSource{}.decode, lock.Observation(opts).Records(), nil, func() time.Time { return clock }, m)
 	s.superseded = d.superseded
 	for i := range MaxTombstones {
 		_ = s.Add(electionLease(i, identity(i, 0), 0, now, now))

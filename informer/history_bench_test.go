@@ -84,7 +84,7 @@ func heapPerLeaseWithHistory(n int, opts lock.HistoryOptions, electionEvery int,
 	now := time.Now()
 	clock := now
 	h := newHealth(slog.New(slog.DiscardHandler), m, time.Now)
-	s := newScopes(leaseSource{}, lock.Observation(opts), Clients{}, []string{""}, Options{}, func() time.Time { return clock }, m, h)[0].store
+	s := newScopes(leaseSource{}, lock.Observation(opts).Records(), Clients{}, []string{""}, Options{}, func() time.Time { return clock }, m, h)[0].store
 	for i := range n {
 		if i%electionEvery == 0 {
 			_ = s.Add(electionLease(i, identity(i, 0), 0, now, now))
@@ -118,7 +118,7 @@ func BenchmarkStoreUpdateHistory(b *testing.B) {
 			const n = 1000
 			m := newMetrics(prometheus.NewRegistry())
 			h := newHealth(slog.New(slog.DiscardHandler), m, time.Now)
-			s := newScopes(leaseSource{}, lock.Observation(tc.opts), Clients{}, []string{""}, Options{}, time.Now, m, h)[0].store
+			s := newScopes(leaseSource{}, lock.Observation(tc.opts).Records(), Clients{}, []string{""}, Options{}, time.Now, m, h)[0].store
 			start := time.Now()
 			leases := make([]*coordinationv1.Lease, n)
 			for i := range n {

@@ -17,7 +17,7 @@ var testHistory = lock.HistoryOptions{Tenures: 4, Renewals: 3, Classes: []lock.C
 // newHistoryJudge is a judgeClock whose store keeps history as opts say.
 func newHistoryJudge(opts lock.HistoryOptions) *judgeClock {
 	j := &judgeClock{now: t0}
-	j.store = newStore(leaseSource{}.decode, lock.Observation(opts), nil, func() time.Time { return j.now },
+	j.store = newStore(leaseSource{}.decode, lock.Observation(opts).Records(), nil, func() time.Time { return j.now },
 		newMetrics(prometheus.NewRegistry()))
 	return j
 }

@@ -201,14 +201,14 @@ func (l *Cache) addLocks(src source[*lock.Lease], opts Options) {
 	}
 	observe := lock.Observation(opts.History)
 	observeLock := func(prev, next *lock.Lease, now int64, live bool) *lock.Lease {
-		rec := observe(prev, next, now, live)
-		if prev == nil || prev.UID != rec.UID {
-			l.deleted.firstSight(rec)
+		t := observe(prev, next, now, live)
+		if t.Kind == lock.TransitionFirstSight {
+			l.deleted.firstSight(t.Rec)
 		}
 		if opts.Observer != nil {
-			opts.Observer.Observed(lock.Classify(prev, rec, now, live))
+			opts.Observer.Observed(t)
 		}
-		return l.reportProblems(prev, rec)
+		return l.reportProblems(prev, t.Rec)
 	}
 	for _, s := range newScopes(src, observeLock, l.clients, namespaces, opts, opts.now(), l.health.metrics, l.health) {
 		s.superseded = l.deleted.superseded

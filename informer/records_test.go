@@ -14,7 +14,7 @@ import (
 var t0, rawLease = lockobj.T0, lockobj.Lease
 
 // observeLock is the observation of a store that keeps no history.
-var observeLock = lock.Observation(lock.HistoryOptions{})
+var observeLock = lock.Observation(lock.HistoryOptions{}).Records()
 
 // uidOf is how a record spells the UID s.
 func uidOf(s string) string {

@@ -25,7 +25,7 @@ type observations struct {
 }
 
 func newObservations(opts HistoryOptions) *observations {
-	return &observations{observe: Observation(opts), now: t0, last: map[string]*Lease{}}
+	return &observations{observe: Observation(opts).Records(), now: t0, last: map[string]*Lease{}}
 }
 
 func (o *observations) at(d time.Duration) *observations { o.now = t0.Add(d); return o }

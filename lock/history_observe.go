@@ -5,23 +5,31 @@ package lock
 // the exporter computed is an expiry, not a takeover of a valid lock.
 const expiryTolerance = 1_000_000 // µs
 
-// Observation returns the observation of lock records: observeLock, followed, for the
-// classes opts keep, by the lock's history. Without history it is observeLock itself, at no
-// cost. Like observeLock, it runs in the store's goroutine in the order events arrive, and an
-// unchanged record (a relist showing nothing new) returns before the history is touched.
-func Observation(opts HistoryOptions) func(prev, l *Lease, now int64, live bool) *Lease {
-	if opts.Tenures == 0 || len(opts.Classes) == 0 {
-		return observeLock
-	}
+// Observe observes one record of a lock, prev the cached one (nil at first sight) and l the
+// record decoded from the API server, at now (Unix µs), live or not, and returns the
+// observation classified: its Rec is the record to cache.
+type Observe func(prev, l *Lease, now int64, live bool) Transition
+
+// Observation returns the observation of lock records: observeLock, classified once by
+// Classify, followed, for the classes opts keep, by the lock's history, which records the
+// Transition as it was classified. Like observeLock, it runs in the store's goroutine in the
+// order events arrive, and an unchanged record (a relist showing nothing new) returns before
+// the history is touched.
+func Observation(opts HistoryOptions) Observe {
 	// inRecord is the rare fields of every lock whose history is what its record says.
 	inRecord := &rareFields{history: &History{maxT: uint16(opts.Tenures), maxR: uint16(opts.Renewals), inRecord: true}}
-	return func(prev, l *Lease, now int64, live bool) *Lease {
-		rec := observeLock(prev, l, now, live)
-		if rec != prev && opts.keeps(rec.Class) && keepHistory(inRecord, prev, rec, now, live) && opts.Cleared != nil {
-			opts.Cleared(rec.Class)
+	return func(prev, l *Lease, now int64, live bool) Transition {
+		t := Classify(prev, observeLock(prev, l, now, live), now, live)
+		if t.Rec != prev && opts.keeps(t.Rec.Class) && keepHistory(inRecord, t) && opts.Cleared != nil {
+			opts.Cleared(t.Rec.Class)
 		}
-		return rec
+		return t
 	}
+}
+
+// Records is o for a store, which caches what it returns and needs nothing more.
+func (o Observe) Records() func(prev, l *Lease, now int64, live bool) *Lease {
+	return func(prev, l *Lease, now int64, live bool) *Lease { return o(prev, l, now, live).Rec }
 }
 
 // keepHistory records the change from prev (nil at first sight) to l, the record about to be
@@ -36,7 +44,8 @@ func Observation(opts HistoryOptions) func(prev, l *Lease, now int64, live bool)
 // the history more than that, measured, not listed: a holder change, a release, an expiry,
 // a creation seen live, and also a renewal seen live, as it makes the next one's interval
 // measurable and its skew corrects the tenure's start (docs/status-page.md).
-func keepHistory(inRecord *rareFields, prev, l *Lease, now int64, live bool) (cleared bool) {
+func keepHistory(inRecord *rareFields, t Transition) (cleared bool) {
+	prev, l, now, live := t.Prev, t.Rec, t.At, t.Live
 	var h *History
 	if prev != nil && prev.UID == l.UID && prev.rare != nil {
 		h = prev.rare.history
@@ -45,12 +54,12 @@ func keepHistory(inRecord *rareFields, prev, l *Lease, now int64, live bool) (cl
 	case h != nil && !h.inRecord:
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		cleared = h.record(prev, l, now, live)
+		cleared = h.record(t)
 		attachHistory(prev, l, h)
 		return cleared
 	case h != nil: // what prev's record said, until now
 		h = prev.History()
-		cleared = h.record(prev, l, now, live)
+		cleared = h.record(t)
 	case !live && l.FirstSeen == now: // first sight, in a list: begin would open what fromRecord builds
 		markInRecord(inRecord, l)
 		return false
@@ -89,29 +98,35 @@ func attachHistory(prev, l *Lease, h *History) {
 	}
 }
 
-// record updates the history with the change from prev to l, and reports whether it showed
-// the newest tenure ClearedByPredecessor; h.mu is held.
-func (h *History) record(prev, l *Lease, now int64, live bool) (cleared bool) {
+// record updates the history with the observation t, as Classify named it, and reports
+// whether it showed the newest tenure ClearedByPredecessor; h.mu is held. The history
+// decides nothing again: it places the tenures' ends and starts in time.
+func (h *History) record(t Transition) (cleared bool) {
+	prev, l, now, live := t.Prev, t.Rec, t.At, t.Live
 	at := lastRenewSeen(l, now)
 	cur := newest(h.tenures, h.nextT, h.maxT)
 	holding := cur != nil && cur.Ended == Holding
 	switch {
 	case l.Holder == "":
 		if holding {
-			cur.Ended, cur.To, cur.LastRenew = Released, at, at
-			if preferredOther(prev, cur.Holder) {
-				cur.Ended = HandedOver
-			}
+			cur.Ended, cur.To, cur.LastRenew = t.Ending(), at, at
 		}
 		h.liveAt = 0
-	case holding && l.Holder == cur.Holder:
-		l.Holder = cur.Holder // one string for the record and its tenure
-		if live && expiredBy(prev, now) {
-			// The same holder came back after its lease had expired: nobody held it meanwhile.
-			cur.Ended, cur.To = Expired, expiryOf(prev, now)
-			h.begin(l, now, live, cur.To)
-			return false
+	case t.Kind == TransitionAcquired || !holding || l.Holder != cur.Holder:
+		after := int64(0)
+		if cur != nil {
+			after = cur.LastRenew
 		}
+		cleared = h.clearedByPredecessor(cur, l, now)
+		if holding {
+			cur.Ended, cur.To = t.Ending(), acquiredAt(l, now, live, after)
+			if t.Ended == Expired {
+				cur.To = min(expiryOf(prev, cur.To), cur.To)
+			}
+		}
+		h.begin(l, now, live, after)
+	default: // the same holder: a renewal, or a write that moved nothing
+		l.Holder = cur.Holder // one string for the record and its tenure
 		if l.ObservedRenewTime == prev.ObservedRenewTime {
 			return false // not a renewal (e.g. only the duration changed)
 		}
@@ -126,27 +141,6 @@ func (h *History) record(prev, l *Lease, now int64, live bool) (cleared bool) {
 		if live {
 			h.liveAt = now
 		}
-	default:
-		after := int64(0)
-		if cur != nil {
-			after = cur.LastRenew
-		}
-		cleared = h.clearedByPredecessor(cur, l, now)
-		if holding {
-			from := acquiredAt(l, now, live, after)
-			switch {
-			case !validBeyond(prev, from):
-				cur.Ended, cur.To = Expired, min(expiryOf(prev, from), from)
-			case live:
-				cur.Ended, cur.To = TakenOver, from
-			default:
-				cur.Ended, cur.To = Unknown, from
-			}
-			if cur.Ended == Expired && preferredOther(prev, cur.Holder) {
-				cur.Ended = HandedOver
-			}
-		}
-		h.begin(l, now, live, after)
 	}
 	return cleared
 }

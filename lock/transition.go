@@ -11,10 +11,18 @@ type Transition struct {
 	At        int64
 	Live      bool
 	Kind      TransitionKind
-	// Ended is how the previous holder's tenure ended, for TransitionAcquired: Released when
-	// the previous record named nobody; else, seen live, Expired or TakenOver (Leaderless);
-	// else Unknown (the change fell in a gap: a relist cannot say when or how).
+	// Ended is how the previous holder's tenure ended, for TransitionAcquired and
+	// TransitionReleased: Released when the previous record named nobody (or Rec names
+	// nobody); else, seen live, Expired or TakenOver (Leaderless); else, found in a relist,
+	// Expired when the new holder's acquireTime (corrected by the measured skew) is past the
+	// previous record's expiry, or Unknown: the change fell in a gap and the record cannot
+	// say whether the lock was released, taken over or let expire in between.
 	Ended Ending
+	// HandedOver says the previous holder let go (released, or let its lease expire for
+	// another to take) while its last record named another candidate as
+	// spec.preferredHolder: the coordinated handover of HandedOver. The holder back after its
+	// own lapse handed over nothing.
+	HandedOver bool
 	// Leaderless is how long, in µs, the lock was without a valid holder before Rec's holder
 	// took it; LeaderlessKnown says it was measured, which needs the take seen live.
 	Leaderless      int64
@@ -65,11 +73,24 @@ func Classify(prev, rec *Lease, at int64, live bool) Transition {
 			t.Ended, t.Leaderless, t.LeaderlessKnown = ended, micros, true
 		case prev.Holder == "":
 			t.Ended = Released
+		case !validBeyond(prev, acquiredAt(rec, at, false, 0)):
+			t.Ended = Expired // found in a relist, but acquired after prev's lease ran out
 		}
+		t.HandedOver = t.Ended == Expired && rec.Holder != prev.Holder && preferredOther(prev, prev.Holder)
 	case rec.Holder == "" && prev.Holder != "":
 		t.Kind, t.Ended = TransitionReleased, Released
+		t.HandedOver = preferredOther(prev, prev.Holder)
 	case t.Renewed:
 		t.Kind = TransitionRenewal
 	}
 	return t
+}
+
+// Ending is how the previous tenure ended as the history and the Events name it: Ended, or
+// HandedOver when the holder let go to the preferred holder.
+func (t Transition) Ending() Ending {
+	if t.HandedOver {
+		return HandedOver
+	}
+	return t.Ended
 }

@@ -8,7 +8,8 @@ import (
 // Classify names each observation once: first sight, renewals, takes (with how the last
 // tenure ended and, seen live, the time without a leader), releases, and nothing for a
 // record seen again. The same holder back after its lease lapsed both renews and acquires; a
-// take found in a relist is Unknown unless the record before named nobody. (rawLease: 15 s
+// take found in a relist ended the tenure before it Released if the record before named
+// nobody, Expired if acquired after that record's lease ran out, else Unknown. (rawLease: 15 s
 // leases.)
 func TestClassifyNamesEachObservationOnce(t *testing.T) {
 	o := newObservations(HistoryOptions{})
@@ -32,7 +33,9 @@ func TestClassifyNamesEachObservationOnce(t *testing.T) {
 		{"d", 60, true, TransitionAcquired, Expired, sec(15), true, "d back after its own lapse: renewed and acquired"},
 		{"", 70, false, TransitionReleased, Released, -1, false, "a release found in a relist"},
 		{"e", 80, false, TransitionAcquired, Released, -1, false, "a take found in a relist, after a release"},
-		{"f", 200, false, TransitionAcquired, Unknown, -1, false, "a take found in a relist: how e's tenure ended is unknown"},
+		{"f", 200, false, TransitionAcquired, Expired, -1, false, "a take found in a relist, acquired (at 200 s) after e's lease ran out (95 s)"},
+		{"f", 202, true, TransitionRenewal, Unknown, -1, true, "f renews"},
+		{"g", 210, false, TransitionAcquired, Unknown, -1, false, "a take found in a relist, within f's lease (to 217 s): how f's tenure ended is unknown"},
 	} {
 		o.at(sec(s.at))
 		prev := o.last["ns/l"]

@@ -13,7 +13,7 @@ import (
 
 // observe is the exporter's observation without history: first sight when prev is nil, a
 // change seen live or in a list otherwise.
-var observe = lock.Observation(lock.HistoryOptions{})
+var observe = lock.Observation(lock.HistoryOptions{}).Records()
 
 // skewProblem is the problem lock.Judge names for a skewed holder, so the plugin's words for
 // a renewTime in the API server's future are the exporter's for a skew it measured.

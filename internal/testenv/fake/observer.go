@@ -22,7 +22,7 @@ type Observer struct {
 
 // NewObserver returns an Observer keeping history as opts say.
 func NewObserver(opts lock.HistoryOptions) *Observer {
-	return &Observer{observe: lock.Observation(opts), last: map[string]*lock.Lease{}}
+	return &Observer{observe: lock.Observation(opts).Records(), last: map[string]*lock.Lease{}}
 }
 
 // Observe returns the record of l as a store would cache it after seeing l at now: live as
