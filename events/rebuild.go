@@ -33,7 +33,9 @@ type History struct {
 
 // Tenures implements statuspage.Rebuilt: uid's rebuilt tenures, oldest first. The last may
 // be open (Holding): the Events never showed it end, because it is the current tenure or
-// ended between two writers; the pages decide against what they observed (statuspage.merge).
+// ended between two writers; the pages decide against what they observed
+// (lock.HistorySnapshot.AfterRebuilt). A tenure whose Events showed neither its start nor
+// its length has none (lock.Tenure.StartKnown).
 func (h *History) Tenures(uid string) []lock.Tenure {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -304,9 +306,11 @@ func (ts *tenures) apply(at int64, c Change) {
 }
 
 // end ends holder's tenure at to: the open one, or, when the Events did not show it begin,
-// one of held length (none when that is unknown too). holder "" ends whatever is open.
-// Another holder's tenure still open then ended, unknown how, when this one began: the
-// Events of what happened between were not written (a change between two writers).
+// one of held length, or of unknown start when that is unknown too: the Events say it was
+// held, and its end, and the page says as much. holder "" ends whatever is open. Another
+// holder's tenure still open then ended, unknown how, when this one began (at its last
+// known moment when that is unknown): the Events of what happened between were not written
+// (a change between two writers).
 func (ts *tenures) end(holder string, to int64, held time.Duration, ended lock.Ending) {
 	var last *lock.Tenure
 	if n := len(*ts); n > 0 {
@@ -318,12 +322,16 @@ func (ts *tenures) end(holder string, to int64, held time.Duration, ended lock.E
 		return
 	case last != nil && last.Ended != lock.Holding && last.Holder == holder:
 		return // already ended (an expiry, then the change that followed it)
-	case holder == "" || held < 0:
+	case holder == "":
 		return
 	}
-	from := to - held.Microseconds()
+	from := int64(0) // unknown
+	if held >= 0 {
+		from = to - held.Microseconds()
+	}
 	if last != nil && last.Ended == lock.Holding {
-		last.To, last.LastRenew, last.Ended = max(from, last.From), max(from, last.From), lock.Unknown
+		end := max(from, last.LastRenew, last.From)
+		last.To, last.LastRenew, last.Ended = end, end, lock.Unknown
 	}
 	*ts = append(*ts, lock.Tenure{Holder: holder, From: from, LastRenew: to, To: to, Ended: ended, Rebuilt: true})
 }

@@ -153,6 +153,36 @@ func TestRebuiltTenuresKeepTheNotesTimes(t *testing.T) {
 	}
 }
 
+// A tenure whose Events show it end but neither begin nor last (the first holder's, when
+// the writer saw its release and the take that followed only in a relist) is kept, its start
+// unknown: the Events say it was held and how it ended, and dropping it would leave the
+// rebuilt history a holder short of the observed one.
+func TestRebuiltTenureOfUnknownLengthIsKept(t *testing.T) {
+	s := func(sec float64) int64 { return t0.Add(time.Duration(sec * float64(time.Second))).UnixMicro() }
+	var ts tenures
+	ts.apply(s(20), Change{Reason: ReasonLeaseReleased, Old: "a", Held: unknown, Ended: lock.Released, Leaderless: unknown})
+	ts.apply(s(21), Change{Reason: ReasonLeaderChanged, Old: "a", New: "b", Held: unknown, Ended: lock.Released, Leaderless: unknown})
+	ts.apply(s(40), Change{Reason: ReasonLeaderChanged, Old: "c", New: "d", Held: unknown, Ended: lock.Unknown, Leaderless: unknown})
+	want := []lock.Tenure{
+		{Holder: "a", LastRenew: s(20), To: s(20), Ended: lock.Released, Rebuilt: true},
+		{Holder: "b", From: s(21), LastRenew: s(40), To: s(40), Ended: lock.Unknown, Live: true, Rebuilt: true}, // until the next known change
+		{Holder: "c", LastRenew: s(40), To: s(40), Ended: lock.Unknown, Rebuilt: true},
+		{Holder: "d", From: s(40), LastRenew: s(40), Rebuilt: true},
+	}
+	got := ts.last(10)
+	if len(got) != len(want) {
+		t.Fatalf("rebuilt %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("tenure %d: rebuilt %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if got[0].StartKnown() || got[2].StartKnown() || !got[1].StartKnown() {
+		t.Errorf("StartKnown: a %v, b %v, c %v; want false, true, false", got[0].StartKnown(), got[1].StartKnown(), got[2].StartKnown())
+	}
+}
+
 // The bucket bounds the Events whatever happens at once, and every one it turns away is
 // counted.
 func TestTokenBucketBoundsEventsAndCountsTheDropped(t *testing.T) {

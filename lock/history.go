@@ -83,7 +83,8 @@ func (e Ending) String() string {
 type Tenure struct {
 	Holder string
 	// From is when the holder took the lock: when the exporter saw it if Live, else the
-	// acquireTime corrected by the measured skew.
+	// acquireTime corrected by the measured skew; 0 when unknown (StartKnown), which only a
+	// Rebuilt tenure can be: its Events showed it end but neither begin nor last.
 	From int64
 	// LastRenew is the last observed renewal (for a release: the release itself).
 	LastRenew int64
@@ -98,6 +99,9 @@ type Tenure struct {
 	// another replica.
 	Rebuilt bool
 }
+
+// StartKnown reports whether t says when it began (From).
+func (t Tenure) StartKnown() bool { return t.From != 0 }
 
 // History is the recent election history of one lock incarnation: its last tenures and the
 // intervals between its last observed renewals, in two bounded rings. The store's goroutine

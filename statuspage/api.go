@@ -109,9 +109,11 @@ type History struct {
 // Tenure is one holder's continuous holding, as the exporter observed it or, marked Rebuilt,
 // read back from its Events.
 type Tenure struct {
-	Holder string     `json:"holder"`
-	From   time.Time  `json:"from"`
-	To     *time.Time `json:"to"`
+	Holder string `json:"holder"`
+	// From is absent when unknown: a tenure rebuilt from Events that showed it end but
+	// neither begin nor last (HeldSeconds is then null).
+	From time.Time  `json:"from,omitzero"`
+	To   *time.Time `json:"to"`
 	// LastRenew is the last renewal the exporter observed (for a release, the release).
 	LastRenew time.Time `json:"last_renew"`
 	// Ended is "released", "expired", "taken_over", "unknown", or "" while it lasts.
@@ -121,8 +123,8 @@ type Tenure struct {
 	SeenLive bool `json:"seen_live"`
 	// Rebuilt says the exporter did not observe this tenure but read it back from the Events
 	// its writer wrote (--events): before this process started, or on another replica.
-	Rebuilt     bool    `json:"rebuilt"`
-	HeldSeconds float64 `json:"held_seconds"`
+	Rebuilt     bool     `json:"rebuilt"`
+	HeldSeconds *float64 `json:"held_seconds"`
 	// GapBeforeSeconds is how long nobody held the lock before this tenure began; null for
 	// the first tenure kept.
 	GapBeforeSeconds *float64 `json:"gap_before_seconds"`

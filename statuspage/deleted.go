@@ -67,7 +67,7 @@ func previousIncarnation(src Source, tombs []*lock.Tombstone, l *lock.Lease) *De
 	}
 	d := deletedOf(t, incarnations(src, tombs)[l.Ref()])
 	if t.History != nil {
-		d.History = history(merge(*t.History, rebuiltOf(src, t.Lock)), t.Lock, time.UnixMicro(t.DeletedAt), t.Held)
+		d.History = history(t.History.AfterRebuilt(rebuiltOf(src, t.Lock)), t.Lock, time.UnixMicro(t.DeletedAt), t.Held)
 	}
 	return &d
 }
@@ -82,7 +82,7 @@ func buried(src Source, tombs []*lock.Tombstone, t *lock.Tombstone) Detail {
 	d := detail(t.Lock, at, rebuiltOf(src, t.Lock))
 	d.Healthy, d.Problems = false, append([]string{problemDeleted}, d.Problems...)
 	if t.History != nil {
-		d.History = history(merge(*t.History, rebuiltOf(src, t.Lock)), t.Lock, at, t.Held)
+		d.History = history(t.History.AfterRebuilt(rebuiltOf(src, t.Lock)), t.Lock, at, t.Held)
 	}
 	gone := deletedOf(t, incarnations(src, tombs)[t.Lock.Ref()])
 	d.Deleted = &gone

@@ -1,6 +1,7 @@
 package statuspage
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"slices"
@@ -96,8 +97,11 @@ func gapsOf(tenures []Tenure) string {
 func tenureRows(tenures []Tenure) []tenureRow {
 	var rows []tenureRow
 	for _, t := range slices.Backward(tenures) {
-		r := tenureRow{Tenure: t, From: stamp(t.From), LastRenew: stamp(t.LastRenew), Held: seconds(&t.HeldSeconds),
+		r := tenureRow{Tenure: t, From: "unknown", LastRenew: stamp(t.LastRenew), Held: cmp.Or(seconds(t.HeldSeconds), "unknown"),
 			Gap: seconds(t.GapBeforeSeconds)}
+		if !t.From.IsZero() {
+			r.From = stamp(t.From)
+		}
 		if t.To != nil {
 			r.To = stamp(*t.To)
 		}

@@ -68,7 +68,7 @@ func rowOf(lk *lock.Lease, at time.Time, rebuilt []lock.Tenure) row {
 		r.LastChangeV = float64(l.LastHolderChange.UnixMilli()) / 1e3
 	}
 	if h := lk.History(); h != nil {
-		r.Strip = strip(history(merge(h.Snapshot(), rebuilt), lk, at, r.Held), at)
+		r.Strip = strip(history(h.Snapshot().AfterRebuilt(rebuilt), lk, at, r.Held), at)
 	}
 	return r
 }

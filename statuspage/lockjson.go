@@ -52,51 +52,9 @@ func detail(l *lock.Lease, at time.Time, rebuilt []lock.Tenure) Detail {
 		d.Expiry = timeOf(expiry)
 	}
 	if h := l.History(); h != nil {
-		d.History = history(merge(h.Snapshot(), rebuilt), l, at, d.Held)
+		d.History = history(h.Snapshot().AfterRebuilt(rebuilt), l, at, d.Held)
 	}
 	return d
-}
-
-// rebuiltSlack is how far a rebuilt tenure may end after the first observed one begins and
-// still go before it: the writer's clock and this replica's, and the observed start, which
-// for a tenure found in a list is the holder's acquireTime corrected by its skew.
-const rebuiltSlack = 2_000_000 // µs
-
-// merge puts rebuilt tenures before snap's, those that ended before snap's first began: the
-// current tenure, and whatever the exporter observed, always come from the Lease and the
-// watch, and nothing read back from Events may contradict them. A rebuilt tenure the Events
-// never showed end (its end fell between two writers) ended, as far as anyone can say, when
-// the first observed one began, if that is another holder's; otherwise it is the observed
-// one, and only the Lease may say when that began.
-func merge(snap lock.HistorySnapshot, rebuilt []lock.Tenure) lock.HistorySnapshot {
-	if len(rebuilt) == 0 {
-		return snap
-	}
-	var before []lock.Tenure
-	for _, t := range rebuilt {
-		if len(snap.Tenures) == 0 {
-			if t.Ended != lock.Holding {
-				before = append(before, t)
-			}
-			continue
-		}
-		first := snap.Tenures[0]
-		if t.Ended == lock.Holding {
-			if t.Holder == first.Holder || t.From >= first.From {
-				continue
-			}
-			t.Ended, t.To, t.LastRenew = lock.Unknown, first.From, first.From
-		}
-		if t.To > first.From+rebuiltSlack {
-			continue
-		}
-		before = append(before, t)
-	}
-	if len(before) == 0 {
-		return snap
-	}
-	snap.Tenures = append(before, snap.Tenures...)
-	return snap
 }
 
 // history formats snap, l's history, judged at at, when l is held or not.
@@ -111,12 +69,14 @@ func history(snap lock.HistorySnapshot, l *lock.Lease, at time.Time, held bool) 
 		if t.Ended == lock.Holding {
 			end = atMicros
 		}
-		tn := Tenure{Holder: t.Holder, From: *timeOf(t.From), LastRenew: *timeOf(t.LastRenew), Ended: t.Ended.String(),
-			SeenLive: t.Live, Rebuilt: t.Rebuilt, HeldSeconds: max(0, float64(end-t.From)/1e6)}
+		tn := Tenure{Holder: t.Holder, LastRenew: *timeOf(t.LastRenew), Ended: t.Ended.String(), SeenLive: t.Live, Rebuilt: t.Rebuilt}
+		if t.StartKnown() {
+			tn.From, tn.HeldSeconds = *timeOf(t.From), ptr(max(0, float64(end-t.From)/1e6))
+		}
 		if t.Ended != lock.Holding {
 			tn.To = timeOf(t.To)
 		}
-		if i > 0 && snap.Tenures[i-1].To != 0 {
+		if i > 0 && snap.Tenures[i-1].To != 0 && t.StartKnown() {
 			tn.GapBeforeSeconds = ptr(max(0, float64(t.From-snap.Tenures[i-1].To)/1e6))
 		}
 		out.Tenures = append(out.Tenures, tn)

@@ -62,3 +62,33 @@ func TestRebuiltHistoryGoesBeforeTheObservedAndNeverContradictsIt(t *testing.T) 
 		})
 	}
 }
+
+// A rebuilt tenure whose Events showed neither its start nor its length says so: no `from`
+// and a null `held_seconds` in the JSON, "unknown" on the detail page, and a timeline bar
+// that claims no start; the gap before the next tenure is still measured from its end.
+func TestRebuiltTenureOfUnknownStartClaimsNoStart(t *testing.T) {
+	o := fake.NewObserver(lock.DefaultHistory)
+	now := t0.Add(2 * time.Minute)
+	l := o.Observe(lease("orders", "worker", "u-1", 9, "c", t0.Add(58*time.Second), t0.Add(50*time.Second)), t0.Add(60*time.Second), false)
+	rebuilt := rebuiltTenures{{Holder: "a", LastRenew: micros(40 * time.Second), To: micros(40 * time.Second), Ended: lock.Released, Rebuilt: true}}
+	h := New(view{leases: []*lock.Lease{l}, synced: true}, slog.New(slog.DiscardHandler), func() time.Time { return now }).WithRebuilt(rebuilt)
+	d := getJSON[Detail](t, h, "/api/v1/leases/orders/worker")
+	if len(d.History.Tenures) != 2 {
+		t.Fatalf("tenures %+v, want a's (rebuilt) and c's", d.History.Tenures)
+	}
+	a, c := d.History.Tenures[0], d.History.Tenures[1]
+	if !a.From.IsZero() || a.HeldSeconds != nil || a.To == nil || !a.To.Equal(t0.Add(40*time.Second)) {
+		t.Errorf("a's tenure %+v: want no start, no length, ended at 40 s", a)
+	}
+	if c.GapBeforeSeconds == nil || *c.GapBeforeSeconds != 10 {
+		t.Errorf("c's gap before %v, want 10 s (from a's end at 40 s to c's acquire at 50 s)", c.GapBeforeSeconds)
+	}
+	_, body := get(t, h, "/api/v1/leases/orders/worker")
+	if strings.Contains(body, `"from":"0001`) || !strings.Contains(strings.ReplaceAll(body, " ", ""), `"held_seconds":null`) {
+		t.Errorf("JSON %s: want a's from absent and held_seconds null", body)
+	}
+	_, page := get(t, h, "/leases/orders/worker")
+	if !strings.Contains(page, "since when is unknown") || strings.Contains(page, "0001-01-01") {
+		t.Errorf("detail page: want a's bar to say its start is unknown and no year-1 date:\n%s", page)
+	}
+}

@@ -93,6 +93,9 @@ func timelineOf(h *History, at time.Time, span time.Duration, window, pageURL st
 	}
 	for i, t := range h.Tenures {
 		if i > 0 && h.Tenures[i-1].To != nil {
+			if t.From.IsZero() { // unknown start: drawn from the last moment it can have begun at
+				t.From = *h.Tenures[i-1].To
+			}
 			d.gap(*h.Tenures[i-1].To, t.From)
 		}
 		d.tenure(t, h.LeaderlessSince)
@@ -119,13 +122,20 @@ type drawing struct {
 }
 
 // newDrawing starts the axis at at-span, or for span 0 at the first tenure kept (at least a
-// minute back, so an empty history still gets an axis).
+// minute back, so an empty history still gets an axis): the first moment known, its end for
+// a tenure of unknown start.
 func newDrawing(h *History, at time.Time, span time.Duration) *drawing {
 	start := at.Add(-span)
 	if span == 0 {
 		start = at.Add(-time.Minute)
-		if len(h.Tenures) > 0 && h.Tenures[0].From.Before(start) {
-			start = h.Tenures[0].From
+		if len(h.Tenures) > 0 {
+			first := h.Tenures[0].From
+			if first.IsZero() && h.Tenures[0].To != nil {
+				first = *h.Tenures[0].To
+			}
+			if !first.IsZero() && first.Before(start) {
+				start = first
+			}
 		}
 	}
 	return &drawing{start: start, at: at, colours: map[string]int{}}
@@ -158,20 +168,25 @@ func (d *drawing) tenure(t Tenure, leaderlessSince *time.Time) {
 		// The record still names its holder, but the lease ran out unrenewed.
 		end, ended, how = *leaderlessSince, "expired", "not renewed: its lease expired"
 	}
-	if !end.After(d.start) {
+	if !end.After(d.start) && !(t.From.IsZero() && end.Equal(d.start)) { // unknown start: its end is the axis' start
 		return
 	}
 	if _, ok := d.colours[t.Holder]; !ok {
 		d.colours[t.Holder] = len(d.colours) % holderColours
 	}
 	holder := cmp.Or(t.Holder, "(no holder)")
-	held := end.Sub(t.From).Seconds()
 	to := stamp(end)
 	if end.Equal(d.at) {
 		to = "now"
 	}
-	title := fmt.Sprintf("%s held it for %s, %s to %s; %s", holder, seconds(&held), stamp(t.From), to, how)
-	s := stretch{X: d.x(t.From), W: d.x(end) - d.x(t.From), Holder: t.Holder, Colour: d.colours[t.Holder], Ended: ended, Title: title}
+	from, title := t.From, fmt.Sprintf("%s held it until %s, since when is unknown; %s", holder, to, how)
+	if t.HeldSeconds != nil {
+		held := end.Sub(from).Seconds()
+		title = fmt.Sprintf("%s held it for %s, %s to %s; %s", holder, seconds(&held), stamp(from), to, how)
+	} else if from.IsZero() {
+		from = end // the first tenure kept: nothing says when it began
+	}
+	s := stretch{X: d.x(from), W: d.x(end) - d.x(from), Holder: t.Holder, Colour: d.colours[t.Holder], Ended: ended, Title: title}
 	s.EndX, s.LabelX = max(s.X, s.X+s.W-3), s.X+4
 	s.Label = barLabel(holder, ended, s.W)
 	d.bars = append(d.bars, s)

@@ -228,7 +228,7 @@ func (d *describer) history(detail *statuspage.Detail, where string, err error) 
 		if t.GapBeforeSeconds != nil {
 			gap = fmt.Sprintf("%.1fs", *t.GapBeforeSeconds)
 		}
-		tabRow(tw, "  ", holder, t.From.UTC().Format(time.RFC3339), seconds(t.HeldSeconds), cmp.Or(t.Ended, "holding"), gap)
+		tabRow(tw, "  ", holder, fromOf(t), heldOf(t), cmp.Or(t.Ended, "holding"), gap)
 	}
 	tw.Flush()
 	if since := detail.History.LeaderlessSince; since != nil {
@@ -245,3 +245,19 @@ const rebuiltMark = "(rebuilt from Events)"
 
 // seconds formats a duration in seconds as the list's ages are.
 func seconds(s float64) string { return human(time.Duration(s * float64(time.Second))) }
+
+// fromOf and heldOf are a tenure's start and length; "<unknown>" for a tenure rebuilt from
+// Events that showed it end but neither begin nor last.
+func fromOf(t statuspage.Tenure) string {
+	if t.From.IsZero() {
+		return "<unknown>"
+	}
+	return t.From.UTC().Format(time.RFC3339)
+}
+
+func heldOf(t statuspage.Tenure) string {
+	if t.HeldSeconds == nil {
+		return "<unknown>"
+	}
+	return seconds(*t.HeldSeconds)
+}

@@ -97,8 +97,8 @@ func TestHostileFieldsAreEscapedInEveryOutputGolden(t *testing.T) {
 	detail := statuspage.Detail{Lease: statuspage.Lease{Namespace: "apps", Name: "hostile", Kind: "Lease", Class: "leader-election"},
 		UID: uidOf(t, src, "apps", "hostile"),
 		History: &statuspage.History{Tenures: []statuspage.Tenure{
-			{Holder: "before-" + hostile, From: t0.Add(-time.Hour), To: ptr.To(t0.Add(-30 * time.Minute)), Ended: "ended-" + hostile, HeldSeconds: 1800, Rebuilt: true},
-			{Holder: hostile, From: t0.Add(-30 * time.Minute), HeldSeconds: 1800, SeenLive: true, GapBeforeSeconds: ptr.To(0.5)},
+			{Holder: "before-" + hostile, From: t0.Add(-time.Hour), To: ptr.To(t0.Add(-30 * time.Minute)), Ended: "ended-" + hostile, HeldSeconds: ptr.To(1800.0), Rebuilt: true},
+			{Holder: hostile, From: t0.Add(-30 * time.Minute), HeldSeconds: ptr.To(1800.0), SeenLive: true, GapBeforeSeconds: ptr.To(0.5)},
 		}}}
 	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(detail)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/lease-exporter/lease-exporter/statuspage"
 )
 
@@ -19,7 +21,7 @@ func schedulerDetail(t *testing.T, src *source) statuspage.Detail {
 	return statuspage.Detail{Lease: statuspage.Lease{Namespace: "kube-system", Name: "kube-scheduler", Kind: "Lease", Class: "leader-election"},
 		UID: uidOf(t, src, "kube-system", "kube-scheduler"),
 		History: &statuspage.History{Tenures: []statuspage.Tenure{
-			{Holder: "elsewhere-holder", From: t0.Add(-time.Hour), HeldSeconds: 3600, SeenLive: true},
+			{Holder: "elsewhere-holder", From: t0.Add(-time.Hour), HeldSeconds: ptr.To(3600.0), SeenLive: true},
 		}}}
 }
 

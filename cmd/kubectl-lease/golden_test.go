@@ -172,9 +172,9 @@ func TestDescribeGolden(t *testing.T) {
 	detail := statuspage.Detail{Lease: statuspage.Lease{Namespace: "kube-system", Name: "kube-scheduler", Kind: "Lease", Class: "leader-election"},
 		UID: uidOf(t, src, "kube-system", "kube-scheduler"),
 		History: &statuspage.History{Tenures: []statuspage.Tenure{
-			{Holder: "sched-a_0c1f", From: t0.Add(-50 * time.Minute), To: ptr.To(t0.Add(-30 * time.Minute)), Ended: "released", HeldSeconds: 1200, Rebuilt: true},
-			{Holder: "sched-b_77d2", From: t0.Add(-30 * time.Minute), To: ptr.To(t0.Add(-5*time.Minute - 6*time.Second)), Ended: "expired", HeldSeconds: 1494, SeenLive: true, GapBeforeSeconds: ptr.To(0.0)},
-			{Holder: "sched-a_0c1f", From: t0.Add(-5 * time.Minute), HeldSeconds: 300, SeenLive: true, GapBeforeSeconds: ptr.To(6.0)},
+			{Holder: "sched-a_0c1f", From: t0.Add(-50 * time.Minute), To: ptr.To(t0.Add(-30 * time.Minute)), Ended: "released", HeldSeconds: ptr.To(1200.0), Rebuilt: true},
+			{Holder: "sched-b_77d2", From: t0.Add(-30 * time.Minute), To: ptr.To(t0.Add(-5*time.Minute - 6*time.Second)), Ended: "expired", HeldSeconds: ptr.To(1494.0), SeenLive: true, GapBeforeSeconds: ptr.To(0.0)},
+			{Holder: "sched-a_0c1f", From: t0.Add(-5 * time.Minute), HeldSeconds: ptr.To(300.0), SeenLive: true, GapBeforeSeconds: ptr.To(6.0)},
 		}}}
 	var asked string
 	exporter := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
