@@ -14,6 +14,7 @@ import (
 	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
 	"github.com/lease-exporter/lease-exporter/lock"
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 // mixedLocks: every class and standing at now, one lock of each: elections held, lagging,
@@ -66,7 +67,7 @@ func TestPageJSONAndMetricsAgree(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			clock := func() time.Time { return now }
 			h := New(c.v, slog.New(slog.DiscardHandler), clock)
-			list := getJSON[List](t, h, "/api/v1/leases?class=")
+			list := getJSON[api.List](t, h, "/api/v1/leases?class=")
 			metrics := gather(t, collector.New(c.v, collector.Settings{Now: clock, Extended: true, PerLeaseNodeHeartbeats: true}),
 				collector.NewStatus(c.v, collector.Settings{Now: clock}))
 			_, page := get(t, h, "/leases?class=node-heartbeat")

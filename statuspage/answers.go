@@ -7,13 +7,14 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/lock"
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 // The answers to the four routes, judged at the view's JudgedAt: the JSON list and the list
 // page from one scan of the view, a lock's detail from one lookup.
 
 // list is the JSON list: every lock of src matching f, in namespace, name and kind order.
-func list(src Source, now time.Time, f Filter) List {
+func list(src Source, now time.Time, f Filter) api.List {
 	at := src.JudgedAt(now)
 	out := listHead(src, at, now)
 	if !out.Synced {
@@ -21,7 +22,7 @@ func list(src Source, now time.Time, f Filter) List {
 	}
 	s := scanView(src, at, f, true, 0)
 	for _, l := range s.kept {
-		out.Leases = append(out.Leases, summarize(l, at))
+		out.Leases = append(out.Leases, api.Summarize(l, at))
 	}
 	out.Deleted = deletedList(src, tombstones(src), f)
 	if s.nodes.Total() > 0 {
@@ -60,18 +61,18 @@ func listPageOf(src Source, now time.Time, f Filter) listPage {
 
 // listHead is what every list says before its locks: whether the cache has synced, and as
 // of when and whether stale it is judged.
-func listHead(src Source, at, now time.Time) List {
-	return List{Synced: src.HasSynced(), EvaluatedAt: at.UTC(), Stale: informer.Staleness(at, now) > 0,
-		Leases: []Lease{}, Deleted: []Deleted{}}
+func listHead(src Source, at, now time.Time) api.List {
+	return api.List{Synced: src.HasSynced(), EvaluatedAt: at.UTC(), Stale: informer.Staleness(at, now) > 0,
+		Leases: []api.Lease{}, Deleted: []api.Deleted{}}
 }
 
 // find returns the detail of the lock namespace/name of kind (its name: "Lease") judged at
 // at, with its previous incarnation if it was recreated; for a lock that went, its
 // tombstone's; false if src has neither.
-func find(src Source, at time.Time, namespace, name, kind string) (Detail, bool) {
+func find(src Source, at time.Time, namespace, name, kind string) (api.Detail, bool) {
 	k, ok := lock.KindNamed(kind)
 	if !ok || !src.HasSynced() {
-		return Detail{}, false
+		return api.Detail{}, false
 	}
 	tombs := tombstones(src)
 	if l := src.Lookup(k, namespace, name); l != nil {
@@ -86,5 +87,5 @@ func find(src Source, at time.Time, namespace, name, kind string) (Detail, bool)
 	if t := newestTombstone(tombs, lock.Ref{Kind: k, Namespace: namespace, Name: name}); t != nil {
 		return buried(src, tombs, t), true
 	}
-	return Detail{}, false
+	return api.Detail{}, false
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
 	"github.com/lease-exporter/lease-exporter/lock"
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 // candidateView is a view that watches LeaseCandidates.
@@ -50,7 +51,7 @@ func TestDetailShowsCandidates(t *testing.T) {
 		candidate("sched-gone", "1.34.0", now.Add(-11*time.Minute)),
 	}}, slog.New(slog.DiscardHandler), func() time.Time { return now })
 
-	d := getJSON[Detail](t, h, "/api/v1/leases/kube-system/kube-scheduler")
+	d := getJSON[api.Detail](t, h, "/api/v1/leases/kube-system/kube-scheduler")
 	if d.Strategy != "OldestEmulationVersion" || d.PreferredHolder != "sched-old" || len(d.Candidates) != 3 {
 		t.Fatalf("strategy %q, preferred %q, %d candidates", d.Strategy, d.PreferredHolder, len(d.Candidates))
 	}
@@ -79,7 +80,7 @@ func TestDetailShowsCandidates(t *testing.T) {
 
 	// Without a LeaseCandidate watch, candidates are null, not an empty list.
 	plain := New(view{leases: []*lock.Lease{held}, synced: true}, slog.New(slog.DiscardHandler), func() time.Time { return now })
-	if d := getJSON[Detail](t, plain, "/api/v1/leases/kube-system/kube-scheduler"); d.Candidates != nil {
+	if d := getJSON[api.Detail](t, plain, "/api/v1/leases/kube-system/kube-scheduler"); d.Candidates != nil {
 		t.Errorf("candidates %v without a LeaseCandidate watch, want null", d.Candidates)
 	}
 }

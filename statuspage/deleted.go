@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lease-exporter/lease-exporter/lock"
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 // The locks that went: what the informer keeps of them (lock.Tombstone, within
@@ -37,9 +38,9 @@ func incarnations(src Source, tombs []*lock.Tombstone) map[lock.Ref][]int64 {
 
 // deletedList returns the tombstones of locks matching f (its health filter aside: a lock
 // that went is news either way), newest deletion first.
-func deletedList(src Source, tombs []*lock.Tombstone, f Filter) []Deleted {
+func deletedList(src Source, tombs []*lock.Tombstone, f Filter) []api.Deleted {
 	seen := incarnations(src, tombs)
-	out := []Deleted{}
+	out := []api.Deleted{}
 	for _, t := range slices.Backward(tombs) {
 		if d := deletedOf(t, seen[t.Lock.Ref()]); f.matchLock(d.Namespace, d.Class, d.Kind) {
 			out = append(out, d)
@@ -60,7 +61,7 @@ func newestTombstone(tombs []*lock.Tombstone, k lock.Ref) *lock.Tombstone {
 
 // previousIncarnation is, for a live lock l recreated within the retention, its previous
 // incarnation with its history; nil when none is kept.
-func previousIncarnation(src Source, tombs []*lock.Tombstone, l *lock.Lease) *Deleted {
+func previousIncarnation(src Source, tombs []*lock.Tombstone, l *lock.Lease) *api.Deleted {
 	t := newestTombstone(tombs, l.Ref())
 	if t == nil || t.Lock.UID == l.UID {
 		return nil
@@ -77,7 +78,7 @@ const problemDeleted = "deleted"
 
 // buried is the detail of a lock that went, from its tombstone: its last state as judged
 // when it went, with its history and the deletion.
-func buried(src Source, tombs []*lock.Tombstone, t *lock.Tombstone) Detail {
+func buried(src Source, tombs []*lock.Tombstone, t *lock.Tombstone) api.Detail {
 	at := time.UnixMicro(t.DeletedAt)
 	d := detail(t.Lock, at, rebuiltOf(src, t.Lock))
 	d.Healthy, d.Problems = false, append([]string{problemDeleted}, d.Problems...)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
 	"github.com/lease-exporter/lease-exporter/lock"
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 // deletionsView is a view with tombstones, as the informer's Cache has them.
@@ -51,7 +52,7 @@ func deletedFixture(t *testing.T) *Handler {
 // it was held, how the deletion was seen and when it was recreated; filters apply to them.
 func TestListShowsDeletedLocks(t *testing.T) {
 	h := deletedFixture(t)
-	l := getJSON[List](t, h, "/api/v1/leases")
+	l := getJSON[api.List](t, h, "/api/v1/leases")
 	if got := names(l); strings.Join(got, " ") != "orders/reborn orders/worker" {
 		t.Fatalf("live locks %v, want the recreated one and the worker only", got)
 	}
@@ -69,7 +70,7 @@ func TestListShowsDeletedLocks(t *testing.T) {
 	if died.Name != "reborn" || died.RecreatedAt == nil || !died.RecreatedAt.Equal(t0.Add(35*time.Second)) || died.History != nil {
 		t.Errorf("orders/reborn's first incarnation %+v, want recreated at 35 s, no history in the list", died)
 	}
-	if l := getJSON[List](t, h, "/api/v1/leases?namespace=billing"); len(l.Deleted) != 1 || l.Deleted[0].Name != "free" {
+	if l := getJSON[api.List](t, h, "/api/v1/leases?namespace=billing"); len(l.Deleted) != 1 || l.Deleted[0].Name != "free" {
 		t.Errorf("filtered by namespace billing: deleted %+v, want billing/free only", l.Deleted)
 	}
 
@@ -91,7 +92,7 @@ func TestListShowsDeletedLocks(t *testing.T) {
 // went, its history with the last tenure ended "deleted", and the deletion.
 func TestDeletedLockDetail(t *testing.T) {
 	h := deletedFixture(t)
-	d := getJSON[Detail](t, h, "/api/v1/leases/orders/gone")
+	d := getJSON[api.Detail](t, h, "/api/v1/leases/orders/gone")
 	if d.Deleted == nil || !d.Deleted.Held || d.Holder != "a" || !d.Held || d.Healthy || d.Problems[0] != problemDeleted {
 		t.Fatalf("detail of orders/gone %+v, want its tombstone: held by a when deleted, unhealthy", d)
 	}
@@ -107,7 +108,7 @@ func TestDeletedLockDetail(t *testing.T) {
 		!strings.Contains(page, "judged at 2026-11-24T03:00:45Z") {
 		t.Errorf("detail page of a deleted lock: %d\n%s", resp.StatusCode, page)
 	}
-	if d := getJSON[Detail](t, h, "/api/v1/leases/billing/free"); d.Deleted == nil || d.Deleted.SeenLive || d.History.Tenures[0].Ended != "released" {
+	if d := getJSON[api.Detail](t, h, "/api/v1/leases/billing/free"); d.Deleted == nil || d.Deleted.SeenLive || d.History.Tenures[0].Ended != "released" {
 		t.Errorf("detail of billing/free %+v, want the tombstone of a released lock noticed in a relist", d)
 	}
 	if resp, _ := get(t, h, "/api/v1/leases/orders/never"); resp.StatusCode != http.StatusNotFound {
@@ -119,7 +120,7 @@ func TestDeletedLockDetail(t *testing.T) {
 // previous incarnation, its last holder and when it went.
 func TestRecreatedLockDetail(t *testing.T) {
 	h := deletedFixture(t)
-	d := getJSON[Detail](t, h, "/api/v1/leases/orders/reborn")
+	d := getJSON[api.Detail](t, h, "/api/v1/leases/orders/reborn")
 	if d.Deleted != nil || d.Holder != "b" || d.ObservedHolderChanges != 0 || len(d.History.Tenures) != 1 || d.History.Tenures[0].Holder != "b" {
 		t.Fatalf("detail of orders/reborn %+v, want the live incarnation held by b, with b's tenure only", d)
 	}
@@ -136,7 +137,7 @@ func TestRecreatedLockDetail(t *testing.T) {
 			t.Errorf("detail page of a recreated lock lacks %q:\n%s", want, page)
 		}
 	}
-	if d := getJSON[Detail](t, h, "/api/v1/leases/orders/worker"); d.PreviousIncarnation != nil {
+	if d := getJSON[api.Detail](t, h, "/api/v1/leases/orders/worker"); d.PreviousIncarnation != nil {
 		t.Errorf("a lock never deleted has a previous incarnation %+v", d.PreviousIncarnation)
 	}
 }

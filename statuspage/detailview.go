@@ -6,12 +6,14 @@ import (
 	"html/template"
 	"slices"
 	"time"
+
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 // The detail page's view model: what detail.html renders, formatted once here.
 
 type detailPage struct {
-	Detail
+	api.Detail
 	EvaluatedAt string
 	RenewAge    string
 	Skew        string
@@ -33,13 +35,13 @@ type detailPage struct {
 }
 
 type tenureRow struct {
-	Tenure
+	api.Tenure
 	From, To, LastRenew, Held, Gap string
 }
 
 // detailView formats d, judged at at (the view's JudgedAt), its timeline over the window
 // named window, span long.
-func detailView(d Detail, at time.Time, span time.Duration, window string) detailPage {
+func detailView(d api.Detail, at time.Time, span time.Duration, window string) detailPage {
 	judged := at
 	if d.Deleted != nil {
 		judged = d.Deleted.DeletedAt // a tombstone's state is judged when its lock went
@@ -75,7 +77,7 @@ func detailView(d Detail, at time.Time, span time.Duration, window string) detai
 
 // gapsOf sums up how long the lock was without a leader before each tenure kept (the first
 // kept has no known gap): median and worst, "" when no holder change is kept.
-func gapsOf(tenures []Tenure) string {
+func gapsOf(tenures []api.Tenure) string {
 	var gaps []float64
 	for _, t := range tenures {
 		if t.GapBeforeSeconds != nil {
@@ -94,7 +96,7 @@ func gapsOf(tenures []Tenure) string {
 }
 
 // tenureRows formats tenures, newest first.
-func tenureRows(tenures []Tenure) []tenureRow {
+func tenureRows(tenures []api.Tenure) []tenureRow {
 	var rows []tenureRow
 	for _, t := range slices.Backward(tenures) {
 		r := tenureRow{Tenure: t, From: "unknown", LastRenew: stamp(t.LastRenew), Held: cmp.Or(seconds(t.HeldSeconds), "unknown"),

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
 	"github.com/lease-exporter/lease-exporter/lock"
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 var t0 = time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC)
@@ -124,7 +125,7 @@ func getJSON[T any](t *testing.T, h http.Handler, path string) T {
 	return v
 }
 
-func names(l List) []string {
+func names(l api.List) []string {
 	var out []string
 	for _, x := range l.Leases {
 		out = append(out, x.Namespace+"/"+x.Name)
@@ -143,11 +144,11 @@ func TestListJSONJudgesAndFilters(t *testing.T) {
 		{"?unhealthy=true&namespace=orders", "[]"},
 		{"?kind=ConfigMap", "[]"},
 	} {
-		if got := names(getJSON[List](t, h, "/api/v1/leases"+tc.query)); strings.Join(got, " ") != strings.Trim(tc.want, "[]") {
+		if got := names(getJSON[api.List](t, h, "/api/v1/leases"+tc.query)); strings.Join(got, " ") != strings.Trim(tc.want, "[]") {
 			t.Errorf("/api/v1/leases%s: %v, want %s", tc.query, got, tc.want)
 		}
 	}
-	all := getJSON[List](t, h, "/api/v1/leases")
+	all := getJSON[api.List](t, h, "/api/v1/leases")
 	worker, ledger := all.Leases[3], all.Leases[0]
 	if !worker.Held || !worker.Healthy || worker.Holder != "c" || worker.Kind != "Lease" || worker.Class != "leader-election" ||
 		*worker.RenewAgeSeconds != 1 || *worker.LeaseDurationSeconds != 15 || *worker.HolderClockSkewSeconds != 0 ||
@@ -163,7 +164,7 @@ func TestListJSONJudgesAndFilters(t *testing.T) {
 // (1 s leaderless), c holding; the cadences of c's renewals.
 func TestDetailJSONShowsHistory(t *testing.T) {
 	h, _ := fixture(t, "holder")
-	d := getJSON[Detail](t, h, "/api/v1/leases/orders/worker")
+	d := getJSON[api.Detail](t, h, "/api/v1/leases/orders/worker")
 	if d.History == nil || len(d.History.Tenures) != 3 {
 		t.Fatalf("history %+v, want 3 tenures", d.History)
 	}
@@ -188,11 +189,11 @@ func TestDetailJSONShowsHistory(t *testing.T) {
 	if d.History.LeaderlessSince != nil || d.UID == "" {
 		t.Errorf("held lock: leaderless since %v, uid %q", d.History.LeaderlessSince, d.UID)
 	}
-	node := getJSON[Detail](t, h, "/api/v1/leases/kube-node-lease/node-1")
+	node := getJSON[api.Detail](t, h, "/api/v1/leases/kube-node-lease/node-1")
 	if node.History != nil {
 		t.Errorf("node heartbeat has a history by default: %+v", node.History)
 	}
-	ledger := getJSON[Detail](t, h, "/api/v1/leases/billing/ledger")
+	ledger := getJSON[api.Detail](t, h, "/api/v1/leases/billing/ledger")
 	if ledger.History == nil || ledger.History.LeaderlessSince == nil || !ledger.History.LeaderlessSince.Equal(t0.Add(15*time.Second)) {
 		t.Errorf("expired lock's history %+v, want leaderless since its expiry at 15 s", ledger.History)
 	}
@@ -217,7 +218,7 @@ func TestUnknownLeaseIs404(t *testing.T) {
 func TestListBeforeSync(t *testing.T) {
 	h := New(view{synced: false, leases: []*lock.Lease{fake.NewObserver(lock.DefaultHistory).Observe(lease("a", "b", "u", 1, "x", t0, t0), t0, true)}},
 		slog.New(slog.DiscardHandler), func() time.Time { return t0 })
-	if l := getJSON[List](t, h, "/api/v1/leases"); l.Synced || len(l.Leases) != 0 {
+	if l := getJSON[api.List](t, h, "/api/v1/leases"); l.Synced || len(l.Leases) != 0 {
 		t.Errorf("before sync: %+v", l)
 	}
 	if _, body := get(t, h, "/leases"); !strings.Contains(body, "not synced yet") {
@@ -263,7 +264,7 @@ func TestHostileHolderIsEscapedInJSON(t *testing.T) {
 	if resp.Header.Get("X-Content-Type-Options") != "nosniff" || strings.ContainsAny(body, "<>&") {
 		t.Fatalf("JSON answer carries raw markup characters or may be sniffed (%q)", resp.Header.Get("X-Content-Type-Options"))
 	}
-	d := getJSON[Detail](t, h, "/api/v1/leases/evil/lock")
+	d := getJSON[api.Detail](t, h, "/api/v1/leases/evil/lock")
 	if d.Holder != holder || d.History.Tenures[0].Holder != holder {
 		t.Fatal("the holder identity does not decode back to itself")
 	}
@@ -323,7 +324,7 @@ func TestListPageIsBounded(t *testing.T) {
 	if i := strings.Index(body, `<tr class="unhealthy"`); i < 0 || i > strings.Index(body, `<tr class="healthy"`) {
 		t.Error("the expired lock is not the first row")
 	}
-	if l := getJSON[List](t, h, "/api/v1/leases"); len(l.Leases) != maxRows+10 {
+	if l := getJSON[api.List](t, h, "/api/v1/leases"); len(l.Leases) != maxRows+10 {
 		t.Errorf("JSON API returned %d locks, want all %d", len(l.Leases), maxRows+10)
 	}
 }
@@ -348,7 +349,7 @@ func TestStaleViewIsJudgedWhenTheWatchBroke(t *testing.T) {
 	l := o.Observe(lease("ns", "l", "u", 1, "h", t0, t0), t0, true)
 	h := New(frozenView{view{leases: []*lock.Lease{l}, synced: true}, t0.Add(time.Second)}, slog.New(slog.DiscardHandler),
 		func() time.Time { return t0.Add(time.Minute) })
-	got := getJSON[List](t, h, "/api/v1/leases")
+	got := getJSON[api.List](t, h, "/api/v1/leases")
 	if !got.Stale || !got.EvaluatedAt.Equal(t0.Add(time.Second)) || !got.Leases[0].Held || *got.Leases[0].RenewAgeSeconds != 1 {
 		t.Errorf("stale view: %+v, want stale, judged at 1 s: held, renew age 1 s", got)
 	}
@@ -410,7 +411,7 @@ func TestSkewedHolderIsUnhealthyAtTheAlertThreshold(t *testing.T) {
 		l.Spec.LeaseDurationSeconds = &tc.duration
 		rec := o.Observe(l, seen, true)
 		h := New(view{leases: []*lock.Lease{rec}, synced: true}, slog.New(slog.DiscardHandler), func() time.Time { return seen })
-		got := getJSON[List](t, h, "/api/v1/leases").Leases[0]
+		got := getJSON[api.List](t, h, "/api/v1/leases").Leases[0]
 		if !got.Held {
 			t.Fatalf("duration %ds, skew %s: not held right after a live renewal: %+v", tc.duration, tc.skew, got)
 		}

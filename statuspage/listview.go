@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lease-exporter/lease-exporter/lock"
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 // The list page's view model: what list.html renders, formatted once here.
@@ -33,7 +34,7 @@ type row struct {
 const maxRows = 500
 
 type listPage struct {
-	List
+	api.List
 	Filter              Filter
 	Namespaces, Classes []string
 	Rows                []row
@@ -53,7 +54,7 @@ type listPage struct {
 // rowOf summarizes lk judged at at and formats it for the list page, with the strip of its
 // last hour when it keeps a history (rebuilt: its tenures read back from Events).
 func rowOf(lk *lock.Lease, at time.Time, rebuilt []lock.Tenure) row {
-	l := summarize(lk, at)
+	l := api.Summarize(lk, at)
 	r := row{Namespace: l.Namespace, Name: l.Name, Kind: l.Kind, Class: l.Class, Holder: l.Holder, Held: l.Held,
 		Healthy: l.Healthy, Problems: l.Problems, URL: lockURL(l.Namespace, l.Name, l.Kind), RenewAge: seconds(l.RenewAgeSeconds),
 		Skew: seconds(l.HolderClockSkewSeconds), RenewAgeV: orInf(l.RenewAgeSeconds), SkewV: orInf(l.HolderClockSkewSeconds)}

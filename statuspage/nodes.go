@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/lease-exporter/lease-exporter/lock"
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 // A large cluster has one node-heartbeat Lease per node: tens of thousands of rows that say
@@ -117,22 +118,4 @@ func (s *nodeSummary) finish() {
 }
 
 // json is the summary as the JSON list carries it.
-func (s *nodeSummary) json() *NodeHeartbeats { return SummaryJSON(&s.Summary) }
-
-// SummaryJSON is a class summed up as the JSON list carries the node heartbeats: the list
-// answer's node_heartbeats, and kubectl lease's.
-func SummaryJSON(s *lock.Summary) *NodeHeartbeats {
-	out := &NodeHeartbeats{Total: s.Total(), Standings: map[string]int{}, Overdue: s.OverdueTotal(), RenewAgeBuckets: []AgeBucket{},
-		NeverRenewed: s.NeverRenewed}
-	for _, st := range lock.Standings {
-		out.Standings[st.String()] = s.Standings[st]
-	}
-	for i, c := range s.Ages {
-		b := AgeBucket{Count: c}
-		if i < len(lock.RenewAgeBuckets) {
-			b.LeSeconds = ptr(lock.RenewAgeBuckets[i].Seconds())
-		}
-		out.RenewAgeBuckets = append(out.RenewAgeBuckets, b)
-	}
-	return out
-}
+func (s *nodeSummary) json() *api.NodeHeartbeats { return api.SummaryJSON(&s.Summary) }

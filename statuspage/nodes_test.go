@@ -11,6 +11,7 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
 	"github.com/lease-exporter/lease-exporter/lock"
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 // nodeFixture: 60 kubelets (40 s leases), judged at now: 55 renewed 5 s ago (on time), one
@@ -112,7 +113,7 @@ func TestOverdueNodeHeartbeatsAreBounded(t *testing.T) {
 
 // The JSON list carries the summary the page draws: the same standings, counts and buckets.
 func TestListJSONSumsUpNodeHeartbeats(t *testing.T) {
-	l := getJSON[List](t, nodeFixture(t), "/api/v1/leases")
+	l := getJSON[api.List](t, nodeFixture(t), "/api/v1/leases")
 	n := l.NodeHeartbeats
 	if n == nil || n.Total != 60 || n.Overdue != 5 || n.NeverRenewed != 2 || len(n.RenewAgeBuckets) != 10 {
 		t.Fatalf("node_heartbeats %+v, want 60, 5 overdue, 2 never renewed, 10 buckets", n)
@@ -131,7 +132,7 @@ func TestListJSONSumsUpNodeHeartbeats(t *testing.T) {
 	if want := "10:55 20:0 30:1 40:0 60:1 120:0 300:1 900:0 3600:0 +Inf:0"; strings.Join(got, " ") != want {
 		t.Errorf("buckets %q, want %q", strings.Join(got, " "), want)
 	}
-	if l := getJSON[List](t, nodeFixture(t), "/api/v1/leases?class=leader-election"); l.NodeHeartbeats != nil {
+	if l := getJSON[api.List](t, nodeFixture(t), "/api/v1/leases?class=leader-election"); l.NodeHeartbeats != nil {
 		t.Errorf("the leader-election list sums up node heartbeats: %+v", l.NodeHeartbeats)
 	}
 }

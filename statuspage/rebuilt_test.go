@@ -8,6 +8,7 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
 	"github.com/lease-exporter/lease-exporter/lock"
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 // rebuiltTenures is a Rebuilt serving fixed tenures for every lock.
@@ -47,7 +48,7 @@ func TestRebuiltHistoryGoesBeforeTheObservedAndNeverContradictsIt(t *testing.T) 
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := New(view{leases: []*lock.Lease{l}, synced: true}, slog.New(slog.DiscardHandler), func() time.Time { return now }).WithRebuilt(tc.rebuilt)
-			d := getJSON[Detail](t, h, "/api/v1/leases/orders/worker")
+			d := getJSON[api.Detail](t, h, "/api/v1/leases/orders/worker")
 			var got []string
 			for _, tn := range d.History.Tenures {
 				got = append(got, tn.Holder+"/"+tn.Ended+"/"+map[bool]string{true: "true", false: "false"}[tn.Rebuilt])
@@ -72,7 +73,7 @@ func TestRebuiltTenureOfUnknownStartClaimsNoStart(t *testing.T) {
 	l := o.Observe(lease("orders", "worker", "u-1", 9, "c", t0.Add(58*time.Second), t0.Add(50*time.Second)), t0.Add(60*time.Second), false)
 	rebuilt := rebuiltTenures{{Holder: "a", LastRenew: micros(40 * time.Second), To: micros(40 * time.Second), Ended: lock.Released, Rebuilt: true}}
 	h := New(view{leases: []*lock.Lease{l}, synced: true}, slog.New(slog.DiscardHandler), func() time.Time { return now }).WithRebuilt(rebuilt)
-	d := getJSON[Detail](t, h, "/api/v1/leases/orders/worker")
+	d := getJSON[api.Detail](t, h, "/api/v1/leases/orders/worker")
 	if len(d.History.Tenures) != 2 {
 		t.Fatalf("tenures %+v, want a's (rebuilt) and c's", d.History.Tenures)
 	}

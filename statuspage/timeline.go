@@ -7,6 +7,8 @@ import (
 	"html/template"
 	"strings"
 	"time"
+
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 // The timeline answers at a glance what the history table makes a reader work out: whether
@@ -79,7 +81,7 @@ type stretch struct {
 // timelineOf draws h from at-span to at (all of the kept history for span 0). pageURL is
 // the page's own path and query, without window, for the links to the other windows ("":
 // none).
-func timelineOf(h *History, at time.Time, span time.Duration, window, pageURL string) *timeline {
+func timelineOf(h *api.History, at time.Time, span time.Duration, window, pageURL string) *timeline {
 	if h == nil {
 		return nil
 	}
@@ -124,7 +126,7 @@ type drawing struct {
 // newDrawing starts the axis at at-span, or for span 0 at the first tenure kept (at least a
 // minute back, so an empty history still gets an axis): the first moment known, its end for
 // a tenure of unknown start.
-func newDrawing(h *History, at time.Time, span time.Duration) *drawing {
+func newDrawing(h *api.History, at time.Time, span time.Duration) *drawing {
 	start := at.Add(-span)
 	if span == 0 {
 		start = at.Add(-time.Minute)
@@ -159,7 +161,7 @@ func (d *drawing) gap(from, to time.Time) {
 
 // tenure draws t's bar, if it shows in the window; leaderlessSince cuts a tenure whose
 // holder stopped renewing at its expiry.
-func (d *drawing) tenure(t Tenure, leaderlessSince *time.Time) {
+func (d *drawing) tenure(t api.Tenure, leaderlessSince *time.Time) {
 	end, ended, how := d.at, t.Ended, "holding"
 	switch {
 	case t.To != nil:
@@ -215,7 +217,7 @@ const stripSpan = time.Hour
 // strip draws h's last stripSpan up to at as the list row's small timeline: the bars and
 // gaps of the detail page's, titled the same, without labels. It is written directly, not
 // through a template: the list shows up to maxRows of them.
-func strip(h *History, at time.Time) template.HTML {
+func strip(h *api.History, at time.Time) template.HTML {
 	tl := timelineOf(h, at, stripSpan, "", "")
 	var b strings.Builder
 	b.WriteString(`<svg class="strip" viewBox="0 0 1000 44" preserveAspectRatio="none" role="img"><title>Last hour: `)

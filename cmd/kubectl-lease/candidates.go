@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lease-exporter/lease-exporter/lock"
-	"github.com/lease-exporter/lease-exporter/statuspage"
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 // leaseCandidates returns the LeaseCandidates of the Lease ns/name (coordinated leader
@@ -19,7 +19,7 @@ import (
 // rule from their renewTime, as the exporter judges a candidate it first sees in a list.
 // It reads v1beta1, else v1alpha2, as the exporter does; nil, with no error, when the API
 // server serves neither.
-func leaseCandidates(ctx context.Context, src *source, ns, name, preferred string, at time.Time) ([]statuspage.Candidate, error) {
+func leaseCandidates(ctx context.Context, src *source, ns, name, preferred string, at time.Time) ([]api.Candidate, error) {
 	var recs []*lock.Candidate
 	beta, err := src.client.CoordinationV1beta1().LeaseCandidates(ns).List(ctx, metav1.ListOptions{})
 	if err == nil {
@@ -46,10 +46,10 @@ func leaseCandidates(ctx context.Context, src *source, ns, name, preferred strin
 	if err != nil {
 		return nil, fmt.Errorf("<unknown: %s>", explain(&apiError{verb: "list", resource: "leasecandidates", group: "coordination.k8s.io", namespace: ns, err: err}))
 	}
-	out := []statuspage.Candidate{}
+	out := []api.Candidate{}
 	for _, c := range recs {
-		out = append(out, statuspage.CandidateJSON(lock.ObserveCandidate(nil, c, at.UnixMicro(), false), preferred, at))
+		out = append(out, api.CandidateJSON(lock.ObserveCandidate(nil, c, at.UnixMicro(), false), preferred, at))
 	}
-	slices.SortFunc(out, func(a, b statuspage.Candidate) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b api.Candidate) int { return cmp.Compare(a.Name, b.Name) })
 	return out, nil
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/lock"
 	"github.com/lease-exporter/lease-exporter/lock/leaderrecord"
-	"github.com/lease-exporter/lease-exporter/statuspage"
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 func newDescribeCommand(o *options) *cobra.Command {
@@ -180,7 +180,7 @@ func (d *describer) record(j *judged, l *lock.Lease, clock *serverClock) {
 	d.fields(rows)
 }
 
-func (d *describer) candidates(cands []statuspage.Candidate, err error) {
+func (d *describer) candidates(cands []api.Candidate, err error) {
 	switch {
 	case err != nil:
 		d.field("Candidates", err.Error())
@@ -202,7 +202,7 @@ func (d *describer) candidates(cands []statuspage.Candidate, err error) {
 	tw.Flush()
 }
 
-func (d *describer) history(detail *statuspage.Detail, where string, err error) {
+func (d *describer) history(detail *api.Detail, where string, err error) {
 	switch {
 	case err != nil:
 		d.field("History", "<unknown: "+explainExporter(err)+">")
@@ -248,14 +248,14 @@ func seconds(s float64) string { return human(time.Duration(s * float64(time.Sec
 
 // fromOf and heldOf are a tenure's start and length; "<unknown>" for a tenure rebuilt from
 // Events that showed it end but neither begin nor last.
-func fromOf(t statuspage.Tenure) string {
+func fromOf(t api.Tenure) string {
 	if t.From.IsZero() {
 		return "<unknown>"
 	}
 	return t.From.UTC().Format(time.RFC3339)
 }
 
-func heldOf(t statuspage.Tenure) string {
+func heldOf(t api.Tenure) string {
 	if t.HeldSeconds == nil {
 		return "<unknown>"
 	}

@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
-	"github.com/lease-exporter/lease-exporter/statuspage"
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 // unsafeRanges are the runes no output may print as they are (a newline only between rows):
@@ -94,9 +94,9 @@ func hostileFixture(t *testing.T) *source {
 // the golden shows what a reader sees instead.
 func TestHostileFieldsAreEscapedInEveryOutputGolden(t *testing.T) {
 	src := hostileFixture(t)
-	detail := statuspage.Detail{Lease: statuspage.Lease{Namespace: "apps", Name: "hostile", Kind: "Lease", Class: "leader-election"},
+	detail := api.Detail{Lease: api.Lease{Namespace: "apps", Name: "hostile", Kind: "Lease", Class: "leader-election"},
 		UID: uidOf(t, src, "apps", "hostile"),
-		History: &statuspage.History{Tenures: []statuspage.Tenure{
+		History: &api.History{Tenures: []api.Tenure{
 			{Holder: "before-" + hostile, From: t0.Add(-time.Hour), To: ptr.To(t0.Add(-30 * time.Minute)), Ended: "ended-" + hostile, HeldSeconds: ptr.To(1800.0), Rebuilt: true},
 			{Holder: hostile, From: t0.Add(-30 * time.Minute), HeldSeconds: ptr.To(1800.0), SeenLive: true, GapBeforeSeconds: ptr.To(0.5)},
 		}}}

@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lease-exporter/lease-exporter/lock"
-	"github.com/lease-exporter/lease-exporter/statuspage"
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 // The history of a lock is what only an observer of every write knows: describe reads it
@@ -43,7 +43,7 @@ func explainExporter(err error) string {
 // exporterDetail reads l's detail from the exporter --exporter or --exporter-service names;
 // nil, with no error, when neither is given. An answer about another lock (another
 // cluster's, or an incarnation before l) is an error, never l's history.
-func exporterDetail(ctx context.Context, o *options, src *source, l *lock.Lease) (*statuspage.Detail, string, error) {
+func exporterDetail(ctx context.Context, o *options, src *source, l *lock.Lease) (*api.Detail, string, error) {
 	path := "api/v1/leases/" + url.PathEscape(l.Namespace()) + "/" + url.PathEscape(l.Name())
 	kind := l.Kind().String()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -64,7 +64,7 @@ func exporterDetail(ctx context.Context, o *options, src *source, l *lock.Lease)
 	if err != nil {
 		return nil, where, err
 	}
-	var d statuspage.Detail
+	var d api.Detail
 	if err := json.Unmarshal(body, &d); err != nil {
 		return nil, where, &exporterError{where: where, err: fmt.Errorf("its answer is no lease-exporter detail: %v", err),
 			fix: "check that the URL or Service is a lease-exporter's"}
@@ -78,7 +78,7 @@ func exporterDetail(ctx context.Context, o *options, src *source, l *lock.Lease)
 
 // sameLock checks that the exporter's answer d is about l: the same kind, namespace and
 // name, and the same incarnation (UID). A name alone does not say which cluster it is in.
-func sameLock(d *statuspage.Detail, l *lock.Lease) error {
+func sameLock(d *api.Detail, l *lock.Lease) error {
 	uid := l.UID.String()
 	if d.Kind == l.Kind().String() && d.Namespace == l.Namespace() && d.Name == l.Name() && d.UID == uid {
 		return nil

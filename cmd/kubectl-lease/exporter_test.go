@@ -12,20 +12,20 @@ import (
 
 	"k8s.io/utils/ptr"
 
-	"github.com/lease-exporter/lease-exporter/statuspage"
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 // schedulerDetail is an exporter's answer about the fixture's kube-scheduler Lease, with a
 // history whose holder the tests look for.
-func schedulerDetail(t *testing.T, src *source) statuspage.Detail {
-	return statuspage.Detail{Lease: statuspage.Lease{Namespace: "kube-system", Name: "kube-scheduler", Kind: "Lease", Class: "leader-election"},
+func schedulerDetail(t *testing.T, src *source) api.Detail {
+	return api.Detail{Lease: api.Lease{Namespace: "kube-system", Name: "kube-scheduler", Kind: "Lease", Class: "leader-election"},
 		UID: uidOf(t, src, "kube-system", "kube-scheduler"),
-		History: &statuspage.History{Tenures: []statuspage.Tenure{
+		History: &api.History{Tenures: []api.Tenure{
 			{Holder: "elsewhere-holder", From: t0.Add(-time.Hour), HeldSeconds: ptr.To(3600.0), SeenLive: true},
 		}}}
 }
 
-func serveDetail(t *testing.T, d statuspage.Detail) *httptest.Server {
+func serveDetail(t *testing.T, d api.Detail) *httptest.Server {
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(d)
 	}))
@@ -38,13 +38,13 @@ func serveDetail(t *testing.T, d statuspage.Detail) *httptest.Server {
 func TestDescribeRefusesAnAnswerAboutAnotherLock(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		change func(*statuspage.Detail)
+		change func(*api.Detail)
 	}{
-		{"another UID", func(d *statuspage.Detail) { d.UID = "0e6c3a51-5b1e-4c39-9d6a-3f1b2c4d5e6f" }},
-		{"no UID", func(d *statuspage.Detail) { d.UID = "" }},
-		{"another namespace", func(d *statuspage.Detail) { d.Namespace = "kube-public" }},
-		{"another name", func(d *statuspage.Detail) { d.Name = "kube-controller-manager" }},
-		{"another kind", func(d *statuspage.Detail) { d.Kind = "ConfigMap" }},
+		{"another UID", func(d *api.Detail) { d.UID = "0e6c3a51-5b1e-4c39-9d6a-3f1b2c4d5e6f" }},
+		{"no UID", func(d *api.Detail) { d.UID = "" }},
+		{"another namespace", func(d *api.Detail) { d.Namespace = "kube-public" }},
+		{"another name", func(d *api.Detail) { d.Name = "kube-controller-manager" }},
+		{"another kind", func(d *api.Detail) { d.Kind = "ConfigMap" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := fixture(t)

@@ -26,7 +26,7 @@ import (
 
 	"github.com/lease-exporter/lease-exporter/lock"
 	"github.com/lease-exporter/lease-exporter/lock/leaderrecord"
-	"github.com/lease-exporter/lease-exporter/statuspage"
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -169,9 +169,9 @@ func uidOf(t *testing.T, src *source, ns, name string) string {
 // history an exporter serves, a tenure it rebuilt from Events marked.
 func TestDescribeGolden(t *testing.T) {
 	src := fixture(t)
-	detail := statuspage.Detail{Lease: statuspage.Lease{Namespace: "kube-system", Name: "kube-scheduler", Kind: "Lease", Class: "leader-election"},
+	detail := api.Detail{Lease: api.Lease{Namespace: "kube-system", Name: "kube-scheduler", Kind: "Lease", Class: "leader-election"},
 		UID: uidOf(t, src, "kube-system", "kube-scheduler"),
-		History: &statuspage.History{Tenures: []statuspage.Tenure{
+		History: &api.History{Tenures: []api.Tenure{
 			{Holder: "sched-a_0c1f", From: t0.Add(-50 * time.Minute), To: ptr.To(t0.Add(-30 * time.Minute)), Ended: "released", HeldSeconds: ptr.To(1200.0), Rebuilt: true},
 			{Holder: "sched-b_77d2", From: t0.Add(-30 * time.Minute), To: ptr.To(t0.Add(-5*time.Minute - 6*time.Second)), Ended: "expired", HeldSeconds: ptr.To(1494.0), SeenLive: true, GapBeforeSeconds: ptr.To(0.0)},
 			{Holder: "sched-a_0c1f", From: t0.Add(-5 * time.Minute), HeldSeconds: ptr.To(300.0), SeenLive: true, GapBeforeSeconds: ptr.To(6.0)},

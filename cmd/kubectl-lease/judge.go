@@ -4,11 +4,11 @@ import (
 	"time"
 
 	"github.com/lease-exporter/lease-exporter/lock"
-	"github.com/lease-exporter/lease-exporter/statuspage"
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 // The plugin never judges a lock itself: a record is observed by lock.Observation, as the
-// exporter's store observes it, and judged by statuspage.Summarize (lock.Judge, StandingAt,
+// exporter's store observes it, and judged by api.Summarize (lock.Judge, StandingAt,
 // RenewAge), as the exporter's JSON API judges it. What a one-shot read adds is named apart.
 
 // observe is the exporter's observation without history: first sight when prev is nil, a
@@ -22,7 +22,7 @@ var skewProblem = lock.Judgement{Held: true, Skewed: true}.Problems()[0]
 // judged is one lock as kubectl lease shows it: the exporter's JSON of it, judged at the
 // same moment by the same code, and the fields the list's wide columns add.
 type judged struct {
-	statuspage.Lease
+	api.Lease
 	// RenewTimeAheadSeconds is how far renewTime lies ahead of the clock that judged
 	// (lock.RenewTimeAhead): a one-shot read's only sight of a skewed holder; null otherwise.
 	RenewTimeAheadSeconds *float64 `json:"renew_time_ahead_seconds"`
@@ -42,7 +42,7 @@ func firstSight(l *lock.Lease, at time.Time) judged {
 
 // judge judges the observed record rec at at.
 func judge(rec *lock.Lease, at time.Time) judged {
-	j := judged{Lease: statuspage.Summarize(rec, at), Strategy: rec.Strategy(), PreferredHolder: rec.PreferredHolder(), rec: rec}
+	j := judged{Lease: api.Summarize(rec, at), Strategy: rec.Strategy(), PreferredHolder: rec.PreferredHolder(), rec: rec}
 	if kind, name := rec.Owner(); name != "" {
 		j.Owner = kind + "/" + name
 	}

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/lease-exporter/lease-exporter/lock"
-	"github.com/lease-exporter/lease-exporter/statuspage"
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 // runList lists every lock of the kinds --locks names, page by page. The table prints each
@@ -166,7 +166,7 @@ type listJSON struct {
 	ClockUncertaintySeconds float64  `json:"clock_uncertainty_seconds"`
 	Leases                  []judged `json:"leases"`
 	// NodeHeartbeats sums up the node heartbeats when they are not listed; null otherwise.
-	NodeHeartbeats *statuspage.NodeHeartbeats `json:"node_heartbeats"`
+	NodeHeartbeats *api.NodeHeartbeats `json:"node_heartbeats"`
 }
 
 func (p *listOutput) structured() error {
@@ -182,7 +182,7 @@ func (p *listOutput) structured() error {
 		out.Leases = append(out.Leases, judge(rec, at))
 	}
 	if p.nodes.Total() > 0 {
-		out.NodeHeartbeats = statuspage.SummaryJSON(&p.nodes.Summary)
+		out.NodeHeartbeats = api.SummaryJSON(&p.nodes.Summary)
 	}
 	b, err := json.MarshalIndent(out, "", "    ")
 	if err != nil {

@@ -24,7 +24,7 @@ import (
 	"github.com/lease-exporter/lease-exporter/internal/testenv/exporterproc"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/syncbuffer"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/testsuite"
-	"github.com/lease-exporter/lease-exporter/statuspage"
+	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 // Issue 37: kubectl lease, run by real kubectl (the control plane's own version) with the
@@ -148,8 +148,8 @@ func startKubectlLocks(t *testing.T) *kubectlLocks {
 	return k
 }
 
-func exporterList(exp *exporterproc.Exporter, ns string) (statuspage.List, error) {
-	var l statuspage.List
+func exporterList(exp *exporterproc.Exporter, ns string) (api.List, error) {
+	var l api.List
 	resp, err := http.Get(exp.URL() + "/api/v1/leases?namespace=" + ns)
 	if err != nil {
 		return l, err
@@ -162,7 +162,7 @@ func exporterList(exp *exporterproc.Exporter, ns string) (statuspage.List, error
 type pluginList struct {
 	Clock  string `json:"clock"`
 	Leases []struct {
-		statuspage.Lease
+		api.Lease
 		RenewTimeAheadSeconds *float64 `json:"renew_time_ahead_seconds"`
 	} `json:"leases"`
 }
@@ -206,7 +206,7 @@ func jsonAgreesWithExporter(t *testing.T, k *kubectlLocks, kubeconfig string) {
 		if got.Clock != "api-server" {
 			return false, "clock " + got.Clock + ", want api-server"
 		}
-		exp := map[string]statuspage.Lease{}
+		exp := map[string]api.Lease{}
 		for _, l := range want.Leases {
 			exp[l.Kind+"/"+l.Name] = l
 		}

@@ -1,9 +1,11 @@
-package statuspage
+// Package api holds the status page's JSON answers (GET /api/v1/leases and
+// /api/v1/leases/{namespace}/{name}) and the converters from the lock records to them: the
+// types the pages render, the JSON handler writes and kubectl lease prints and reads back
+// from an exporter. It imports only lock and the standard library, so the plugin links no
+// HTML templates. docs/status-page.md documents every field.
+package api
 
 import "time"
-
-// The JSON API's answers (GET /api/v1/leases and /api/v1/leases/{namespace}/{name}), which
-// the pages also render: docs/status-page.md documents every field.
 
 // List is the answer of GET /api/v1/leases and what GET /leases renders.
 type List struct {
@@ -171,20 +173,4 @@ type Candidate struct {
 	PingTime          *time.Time `json:"ping_time"`
 	// Preferred: the API server names this candidate the Lease's spec.preferredHolder.
 	Preferred bool `json:"preferred"`
-}
-
-// Filter selects leases; its zero value selects all.
-type Filter struct {
-	Namespace, Class, Kind string
-	UnhealthyOnly          bool
-}
-
-func (f Filter) match(l *Lease) bool {
-	return f.matchLock(l.Namespace, l.Class, l.Kind) && (!f.UnhealthyOnly || !l.Healthy)
-}
-
-// matchLock matches the lock's address and class, not its health.
-func (f Filter) matchLock(namespace, class, kind string) bool {
-	return (f.Namespace == "" || f.Namespace == namespace) && (f.Class == "" || f.Class == class) &&
-		(f.Kind == "" || f.Kind == kind)
 }
