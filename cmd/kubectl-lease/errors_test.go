@@ -50,8 +50,9 @@ func TestValidateRejectsBadFlags(t *testing.T) {
 	}{
 		{[]string{"--locks", "secrets"}, `invalid --locks "secrets": unknown lock kind "secrets": use leases, configmaps or endpoints, comma-separated`},
 		{[]string{"--class", "nodes"}, `invalid --class "nodes": unknown class "nodes": use leader-election, node-heartbeat or apiserver-identity`},
-		{[]string{"-o", "table"}, `unable to match a printer suitable for the output format "table", allowed formats are: json,name,wide,yaml`},
+		{[]string{"-o", "table"}, `unable to match a printer suitable for the output format "table", allowed formats are: go-template,go-template-file,json,jsonpath,`},
 		{[]string{"-w", "-o", "json"}, "--watch prints the table or -o wide, not -o json"},
+		{[]string{"-o", "jsonpath={.leases[0"}, "invalid -o jsonpath={.leases[0: "},
 		{[]string{"-l", "a in (b"}, `invalid label selector "a in (b"`},
 		{[]string{"--chunk-size", "0"}, "invalid --chunk-size 0"},
 		{[]string{"describe", "a/b", "--exporter", "http://x", "--exporter-service", "a/b"}, "--exporter and --exporter-service both name an exporter"},

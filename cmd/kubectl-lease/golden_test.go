@@ -248,3 +248,18 @@ func TestListYAMLAndNames(t *testing.T) {
 		t.Errorf("-o name (%v):\n%s\nwant:\n%s", err, names, want)
 	}
 }
+
+// -o jsonpath and -o go-template run over -o json's document, through cli-runtime's printers.
+func TestListJSONPathAndGoTemplate(t *testing.T) {
+	for _, tc := range []struct{ output, want string }{
+		{`jsonpath={range .leases[*]}{.name}={.holder}/{.standing}{"\n"}{end}`,
+			"orders=orders-7f9c-x2/expired\nreleased=/released\nskewed=payments-1/on_time\n"},
+		{`go-template={{.clock}} {{len .leases}}{{range .leases}} {{.name}}{{end}}`, "api-server 3 orders released skewed"},
+		{`jsonpath={.leases[?(@.healthy==false)].name}`, "orders released skewed"},
+	} {
+		out, _, err := runWith(t, fixture(t), "-n", "apps", "-o", tc.output)
+		if err != nil || out != tc.want {
+			t.Errorf("-o %s (%v):\n%q\nwant\n%q", tc.output, err, out, tc.want)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -11,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"sigs.k8s.io/yaml"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/lease-exporter/lease-exporter/lock"
 	"github.com/lease-exporter/lease-exporter/statuspage/api"
@@ -112,15 +111,15 @@ func (p *listOutput) page(locks []*lock.Lease) error {
 		}
 		p.rows++
 		switch p.o.output {
-		case "json", "yaml":
-			p.collected = append(p.collected, rec)
-		default:
+		case "", "wide":
 			j := judge(rec, at)
 			if p.seen != nil {
 				p.seen[rec.Ref()] = rec
 				p.shown[rec.Ref()] = stateOf(j, rec)
 			}
 			rows = append(rows, cells(&j, at, p.o.allNamespaces, p.o.watch))
+		default:
+			p.collected = append(p.collected, rec)
 		}
 	}
 	return p.table.print(rows)
@@ -130,10 +129,11 @@ func (p *listOutput) page(locks []*lock.Lease) error {
 // summary, and which clock judged.
 func (p *listOutput) finish(ns string) error {
 	switch p.o.output {
-	case "json", "yaml":
-		return p.structured()
+	case "", "wide":
 	case "name":
 		return nil
+	default:
+		return p.structured()
 	}
 	// The summary is for a person reading a list: not for a script (--no-headers), nor
 	// between -w's rows.
@@ -184,38 +184,23 @@ func (p *listOutput) structured() error {
 	if p.nodes.Total() > 0 {
 		out.NodeHeartbeats = api.SummaryJSON(&p.nodes.Summary)
 	}
-	b, err := json.MarshalIndent(out, "", "    ")
+	b, err := json.Marshal(out)
 	if err != nil {
 		return err
 	}
-	if p.o.output == "yaml" {
-		if b, err = yaml.JSONToYAML(escJSON(b)); err != nil {
+	if p.o.output != "json" && !strings.HasSuffix(p.o.output, "yaml") {
+		// A template prints values bare: escape them as the table does.
+		if b, err = escValues(b); err != nil {
 			return err
 		}
-		_, err = p.out.Write(b)
+	}
+	printer, err := p.o.print.ToPrinter()
+	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(p.out, "%s\n", escJSON(b))
-	return err
-}
-
-// escJSON writes out, as \uNNNN, what esc writes out and encoding/json leaves as it is (C1
-// controls, DEL, the bidirectional controls): such a rune can only be inside a string of
-// MarshalIndent's output, whose only control outside strings is the newline, so the JSON
-// means the same and a terminal shows it as written.
-func escJSON(b []byte) []byte {
-	if !bytes.ContainsFunc(b, func(r rune) bool { return r != '\n' && unsafeRune(r) }) {
-		return b
-	}
-	var out bytes.Buffer
-	for _, r := range string(b) {
-		if r != '\n' && unsafeRune(r) {
-			fmt.Fprintf(&out, `\u%04x`, r)
-			continue
-		}
-		out.WriteRune(r)
-	}
-	return out.Bytes()
+	// runtime.Unknown: the printers write its JSON as it is (indented, or as YAML), with no
+	// apiVersion or kind added: the document is the exporter's JSON, not an API object.
+	return printer.PrintObj(&runtime.Unknown{Raw: escJSON(b), ContentType: runtime.ContentTypeJSON}, p.out)
 }
 
 // nameOf is a lock as kubectl's -o name prints an object: lease.coordination.k8s.io/NAME,

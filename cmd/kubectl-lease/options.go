@@ -22,11 +22,14 @@ type options struct {
 	allNamespaces bool
 	selector      string
 	output        string
-	noHeaders     bool
-	watch         bool
-	locks         []string
-	class         string
-	chunkSize     int64
+	// print makes the printers of the structured outputs (json, yaml, jsonpath,
+	// go-template...) from output, as kubectl get's -o.
+	print     *genericclioptions.PrintFlags
+	noHeaders bool
+	watch     bool
+	locks     []string
+	class     string
+	chunkSize int64
 
 	exporter        string
 	exporterService string
@@ -35,20 +38,29 @@ type options struct {
 	connect func(*options) (*source, error)
 }
 
-// outputs are the values -o takes, as kubectl names them; "" is the table.
-var outputs = []string{"json", "name", "wide", "yaml"}
+// tableOutputs are the values of -o the plugin prints itself ("" is the table); cli-runtime's
+// PrintFlags print the rest.
+var tableOutputs = []string{"", "wide", "name"}
 
 // defaultChunkSize is kubectl get's --chunk-size default: a page of 500 prints while the
 // next is listed, so the first rows of 100k Leases arrive in a fraction of a second.
 const defaultChunkSize = 500
 
 func newOptions(streams genericiooptions.IOStreams) *options {
-	return &options{
+	o := &options{
 		config:    genericclioptions.NewConfigFlags(true).WithDeprecatedPasswordFlag().WithDiscoveryBurst(300),
 		streams:   streams,
 		locks:     []string{lock.DefaultKind.Resource()},
 		chunkSize: defaultChunkSize,
 	}
+	o.print = &genericclioptions.PrintFlags{JSONYamlPrintFlags: genericclioptions.NewJSONYamlPrintFlags(),
+		TemplatePrinterFlags: genericclioptions.NewKubeTemplatePrintFlags(), OutputFormat: &o.output}
+	return o
+}
+
+// outputs are the values -o takes, as kubectl names them.
+func (o *options) outputs() []string {
+	return append(o.print.AllowedFormats(), tableOutputs[1:]...)
 }
 
 // addCommonFlags adds the flags every subcommand reads.
@@ -64,7 +76,8 @@ func (o *options) addCommonFlags(fs *pflag.FlagSet) {
 func (o *options) addListFlags(fs *pflag.FlagSet) {
 	fs.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "List the locks across all namespaces.")
 	fs.StringVarP(&o.selector, "selector", "l", "", "Label selector to filter on, as kubectl get takes it (e.g. -l app=web).")
-	fs.StringVarP(&o.output, "output", "o", "", "Output format: "+strings.Join(outputs, ", ")+".")
+	fs.StringVarP(&o.output, "output", "o", "", "Output format: "+strings.Join(o.outputs(), ", ")+
+		" (jsonpath=TEMPLATE, go-template=TEMPLATE and their -file= forms run over -o json's document).")
 	fs.BoolVar(&o.noHeaders, "no-headers", false, "Print the table without its headers.")
 	fs.BoolVarP(&o.watch, "watch", "w", false, "After listing, watch the locks and print a row each time one changes holder or standing, judged by observation as the exporter judges it, with the holder's clock skew.")
 	fs.StringVar(&o.class, "class", "", "List only locks of this class: "+lock.ClassNames("or")+". Node heartbeats are summed up unless asked for.")
@@ -73,8 +86,14 @@ func (o *options) addListFlags(fs *pflag.FlagSet) {
 
 // validate checks the plugin's flags; kubectl's own are checked when the client is made.
 func (o *options) validate() error {
-	if o.output != "" && !slices.Contains(outputs, o.output) {
-		return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", o.output, strings.Join(outputs, ","))
+	if !slices.Contains(tableOutputs, o.output) {
+		if _, err := o.print.ToPrinter(); genericclioptions.IsNoCompatiblePrinterError(err) {
+			formats := o.outputs()
+			slices.Sort(formats)
+			return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", o.output, strings.Join(formats, ","))
+		} else if err != nil {
+			return fmt.Errorf("invalid -o %s: %w", o.output, err)
+		}
 	}
 	if o.watch && o.output != "" && o.output != "wide" {
 		return fmt.Errorf("--watch prints the table or -o wide, not -o %s: drop one of them", o.output)
