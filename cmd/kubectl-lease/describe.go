@@ -25,8 +25,8 @@ func newDescribeCommand(o *options) *cobra.Command {
 server's clock), a coordinated election's LeaseCandidates with their freshness, the owner,
 and the election history, which only an observer of every write knows: it is read from a
 lease-exporter's JSON API, given with --exporter URL (after kubectl port-forward, say), or
-with --exporter-service NAMESPACE/NAME[:PORT] through the API server's service proxy with
-your own credentials, where the exporter's NetworkPolicy lets the API server connect.
+with --exporter-service NAMESPACE/NAME[:PORT], which port-forwards to a Ready Pod behind that
+Service as kubectl port-forward does (through the kubelet, so NetworkPolicy does not apply).
 Without one, describe says what it cannot know. An answer about another lock (another
 cluster's, or before the lock was recreated: another UID) is refused, and tenures the
 exporter rebuilt from its Events are marked.

@@ -12,15 +12,14 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/lease-exporter/lease-exporter/lock"
 	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 // The history of a lock is what only an observer of every write knows: describe reads it
-// from an exporter's JSON API (GET /api/v1/leases/{namespace}/{name}), directly or through
-// the API server's service proxy with the user's own credentials. Nothing in the answer is
+// from an exporter's JSON API (GET /api/v1/leases/{namespace}/{name}), at a URL or through a
+// port-forward to a Pod behind its Service (portforward.go). Nothing in the answer is
 // trusted: it must be about the lock the API server holds, and every field is escaped.
 
 // exporterError is a failed read of the exporter, with the fix to name.
@@ -57,7 +56,7 @@ func exporterDetail(ctx context.Context, o *options, src *source, l *lock.Lease)
 		body, err = getExporter(ctx, o.exporter, path, kind)
 	case o.exporterService != "":
 		where = "service " + o.exporterService
-		body, err = getThroughProxy(ctx, src, o.exporterService, path, kind)
+		body, err = getThroughForward(ctx, src, o.exporterService, path, kind)
 	default:
 		return nil, "", nil
 	}
@@ -170,39 +169,6 @@ func redactURL(s string) string {
 	return s
 }
 
-// getThroughProxy reads path from the Service ref (NAMESPACE/NAME[:PORT]) through the API
-// server's service proxy; without a port, the Service's first.
-func getThroughProxy(ctx context.Context, src *source, ref, path, kind string) ([]byte, error) {
-	ns, name, ok := strings.Cut(ref, "/")
-	name, port, _ := strings.Cut(name, ":")
-	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-		return nil, &exporterError{where: ref, err: errors.New("malformed Service"), fix: "give --exporter-service as NAMESPACE/NAME or NAMESPACE/NAME:PORT"}
-	}
-	if port == "" {
-		svc, err := src.client.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return nil, &exporterError{where: "service " + ref, err: err, fix: serviceFix(err, ns)}
-		}
-		if len(svc.Spec.Ports) == 0 {
-			return nil, &exporterError{where: "service " + ref, err: errors.New("the Service has no ports"), fix: "name the port: NAMESPACE/NAME:PORT"}
-		}
-		port = svc.Spec.Ports[0].Name
-		if port == "" {
-			port = fmt.Sprint(svc.Spec.Ports[0].Port)
-		}
-	}
-	body, err := src.client.CoreV1().Services(ns).ProxyGet("", name, port, path, map[string]string{"kind": kind}).DoRaw(ctx)
-	if err != nil {
-		var se apierrors.APIStatus
-		if errors.As(err, &se) && se.Status().Code == http.StatusNotFound && len(body) > 0 && json.Valid(body) {
-			// The exporter's own 404: it has no such lock (another shard's, or not watched).
-			return nil, &exporterError{where: "service " + ref, err: errors.New(answerError(body)), fix: statusFix(http.StatusNotFound)}
-		}
-		return nil, &exporterError{where: "service " + ref, err: err, fix: serviceFix(err, ns)}
-	}
-	return body, nil
-}
-
 // answerError is the exporter's {"error": ...} answer, or the body.
 func answerError(body []byte) string {
 	var e struct {
@@ -224,19 +190,22 @@ func statusFix(code int) string {
 func serviceFix(err error, ns string) string {
 	switch {
 	case apierrors.IsForbidden(err):
-		return fmt.Sprintf("ask for \"get\" on services and services/proxy in namespace %s (RBAC), or %s", ns, portForwardFix("reach"))
+		return fmt.Sprintf("ask for \"get\" on services, \"list\" on endpointslices.discovery.k8s.io and \"create\" on pods/portforward in namespace %s (RBAC), or give --exporter URL", ns)
 	case apierrors.IsNotFound(err):
 		return "check the Service's namespace and name: kubectl get services -n " + ns
-	case apierrors.IsServiceUnavailable(err):
-		return "the Service has no ready endpoint, or the API server cannot connect to it: check the exporter's Pods, or " + portForwardFix("reach")
 	}
-	return "the API server could not reach the exporter; " + portForwardFix("reach")
+	return "check --context, or give --exporter URL"
 }
 
-// portForwardFix is the way to an exporter that works whatever the network policy: the
-// shipped NetworkPolicy admits only Prometheus, so where it is enforced the API server's
-// service proxy cannot connect to the exporter, and a port-forward (through the kubelet,
-// inside the Pod) can.
+// forwardFix names the fix for a port-forward that could not start.
+func forwardFix(err error, ns string) string {
+	if apierrors.IsForbidden(err) {
+		return serviceFix(err, ns)
+	}
+	return "check that the exporter's Pod runs (kubectl get pods -n " + ns + "), or give --exporter URL"
+}
+
+// portForwardFix is the way to an exporter --exporter names that it could not reach.
 func portForwardFix(verb string) string {
 	return verb + " the exporter with kubectl port-forward and --exporter http://127.0.0.1:PORT"
 }

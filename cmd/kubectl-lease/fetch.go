@@ -15,6 +15,8 @@ import (
 // source reads locks from the API server as the exporter does: Leases whole, ConfigMap and
 // Endpoints locks metadata-only (their leader annotation is all a lock is), a page at a time.
 type source struct {
+	// cfg is the client configuration, for describe's port-forward; nil in tests.
+	cfg    *rest.Config
 	client kubernetes.Interface
 	meta   metadata.Interface
 	clock  *serverClock
@@ -45,7 +47,7 @@ func newSource(o *options) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &source{client: client, meta: meta, clock: clock, chunk: o.chunkSize}, nil
+	return &source{cfg: cfg, client: client, meta: meta, clock: clock, chunk: o.chunkSize}, nil
 }
 
 // list lists the locks of kind k in namespace ns ("": all) matching selector, calling page

@@ -69,7 +69,7 @@ func (o *options) addCommonFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.locks, "locks", o.locks, "Kinds of lock objects to read, as the exporter's --locks spells them: "+lock.KindNames("and")+
 		" (the leader annotation of ConfigMap and Endpoints locks).")
 	fs.StringVar(&o.exporter, "exporter", "", "URL of a lease-exporter (its JSON API) to read the history from, e.g. http://127.0.0.1:10047 after kubectl port-forward -n monitoring svc/lease-exporter 10047:http-metrics.")
-	fs.StringVar(&o.exporterService, "exporter-service", "", "NAMESPACE/NAME[:PORT] of a lease-exporter Service to read the history from through the API server's service proxy, with your own credentials. The shipped NetworkPolicy blocks the proxy wherever NetworkPolicy is enforced: then kubectl port-forward to the exporter and give --exporter http://127.0.0.1:PORT.")
+	fs.StringVar(&o.exporterService, "exporter-service", "", "NAMESPACE/NAME[:PORT] of a lease-exporter Service to read the history from through a port-forward to one of its Ready Pods, as kubectl port-forward does (the kubelet connects inside the Pod, so the shipped NetworkPolicy does not block it); needs \"create\" on pods/portforward. Otherwise kubectl port-forward yourself and give --exporter.")
 }
 
 // addListFlags adds list's flags.
