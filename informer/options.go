@@ -40,8 +40,15 @@ type Options struct {
 	// Observer, if set, is told of every lock observation and deletion: the class counters
 	// and, with --events, the Events writer (Observers holds several).
 	Observer Observer
-	// Now is the clock; nil means time.Now. Tests replace it.
+	// Now is the clock; nil means time.Now. Tests replace it, and kubectl lease sets the
+	// API server's.
 	Now func() time.Time
+	// Failed, if set, is told of every list or watch failure the reflectors report, with the
+	// resource (as RBAC names it) and namespace of its scope, whether the scope's initial list
+	// was cached (a failure after it is a watch's, or a relist's), and the error as the API
+	// server answered: kubectl lease, a one-shot reader, stops on it with the fix where the
+	// exporter retries.
+	Failed func(resource, namespace string, listed bool, err error)
 }
 
 // MaxWatchBatch keeps batching well under the lease durations the metrics judge (10–60 s).

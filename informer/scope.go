@@ -61,6 +61,9 @@ func newScopes[R record[R]](src source[R], observe func(prev, next R, now int64,
 			Process:           func(any, bool) error { return nil }, // never called: see store.Pop
 			WatchErrorHandlerWithContext: func(_ context.Context, _ *cache.Reflector, err error) {
 				s.health.failed(err)
+				if opts.Failed != nil {
+					opts.Failed(src.resource(), ns, s.HasSynced(), err)
+				}
 			},
 		})
 		scopes = append(scopes, s)

@@ -5,13 +5,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/lock"
 	"github.com/lease-exporter/lease-exporter/lock/leaderrecord"
 	"github.com/lease-exporter/lease-exporter/statuspage/api"
@@ -79,42 +80,56 @@ func runDescribe(ctx context.Context, o *options, arg string, locksSet bool) err
 	if err != nil {
 		return err
 	}
-	l, err := findLock(ctx, src, kinds, ns, name)
+	c, stop, _, err := src.read(ctx, readOptions{kinds: kinds, ns: ns, candidates: true})
 	if err != nil {
 		return err
 	}
+	l, err := findLock(c, kinds, ns, name)
+	if err != nil {
+		stop()
+		return err
+	}
 	at, _, _ := src.clock.now()
-	j := firstSight(l, at)
+	cands := candidatesOf(c, l, at)
+	stop()
+	j := judge(l, at, true)
 	d := describer{w: o.streams.Out, at: at}
 	d.record(&j, l, src.clock)
 	if !l.Kind().Annotation() {
-		cands, err := leaseCandidates(ctx, src, ns, name, l.PreferredHolder(), at)
-		d.candidates(cands, err)
+		d.candidates(cands)
 	}
 	detail, where, exporterErr := exporterDetail(ctx, o, src, l)
 	d.history(detail, where, exporterErr)
 	return exporterErr
 }
 
-// findLock reads ns/name as each of kinds in turn; the first that exists and is a lock wins.
-func findLock(ctx context.Context, src *source, kinds []lock.Kind, ns, name string) (*lock.Lease, error) {
+// findLock looks ns/name up as each of kinds in turn; the first that is a lock wins.
+func findLock(c *informer.Cache, kinds []lock.Kind, ns, name string) (*lock.Lease, error) {
 	var tried []string
 	for _, k := range kinds {
-		l, found, err := src.get(ctx, k, ns, name)
-		switch {
-		case apierrors.IsNotFound(err):
-			tried = append(tried, "no "+k.String())
-			continue
-		case err != nil:
-			return nil, lockError("get", k, ns, name, err)
-		case !found:
-			tried = append(tried, "a "+k.String()+" without the leader annotation")
-			continue
+		if l := c.Lookup(k, ns, name); l != nil {
+			return l, nil
 		}
-		return l, nil
+		tried = append(tried, "no "+k.String())
 	}
-	return nil, fmt.Errorf("no lock %s/%s: found %s (%s is the annotation of ConfigMap and Endpoints locks); check the name, or list them: kubectl lease -n %s --locks %s",
+	return nil, fmt.Errorf("no lock %s/%s: found %s with the leader annotation (%s is the annotation of ConfigMap and Endpoints locks); check the name, or list them: kubectl lease -n %s --locks %s",
 		ns, name, strings.Join(tried, ", "), leaderrecord.Annotation, ns, lock.KindNames("and"))
+}
+
+// candidatesOf returns the LeaseCandidates of the Lease l as the exporter's detail carries
+// them, judged at at, by name; nil when the informer found none served (or readable).
+func candidatesOf(c *informer.Cache, l *lock.Lease, at time.Time) []api.Candidate {
+	if !c.WatchingCandidates() {
+		return nil
+	}
+	out := []api.Candidate{}
+	c.RangeCandidates(func(cd *lock.Candidate) {
+		if cd.Namespace() == l.Namespace() && cd.LeaseName == l.Name() {
+			out = append(out, api.CandidateJSON(cd, l.PreferredHolder(), at))
+		}
+	})
+	slices.SortFunc(out, func(a, b api.Candidate) int { return cmp.Compare(a.Name, b.Name) })
+	return out
 }
 
 // describer writes describe's sections, kubectl describe's way: "Field:  value" lines.
@@ -180,13 +195,10 @@ func (d *describer) record(j *judged, l *lock.Lease, clock *serverClock) {
 	d.fields(rows)
 }
 
-func (d *describer) candidates(cands []api.Candidate, err error) {
+func (d *describer) candidates(cands []api.Candidate) {
 	switch {
-	case err != nil:
-		d.field("Candidates", err.Error())
-		return
 	case cands == nil:
-		d.field("Candidates", "<not served: this API server has no LeaseCandidates (coordinated leader election is off)>")
+		d.field("Candidates", "<not served: this API server has no LeaseCandidates (coordinated leader election is off), or you may not list them>")
 		return
 	case len(cands) == 0:
 		d.field("Candidates", "<none>")

@@ -8,7 +8,10 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	metadatafake "k8s.io/client-go/metadata/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/lease-exporter/lease-exporter/lock"
 )
@@ -54,7 +57,6 @@ func TestValidateRejectsBadFlags(t *testing.T) {
 		{[]string{"-w", "-o", "json"}, "--watch prints the table or -o wide, not -o json"},
 		{[]string{"-o", "jsonpath={.leases[0"}, "invalid -o jsonpath={.leases[0: "},
 		{[]string{"-l", "a in (b"}, `invalid label selector "a in (b"`},
-		{[]string{"--chunk-size", "0"}, "invalid --chunk-size 0"},
 		{[]string{"describe", "a/b", "--exporter", "http://x", "--exporter-service", "a/b"}, "--exporter and --exporter-service both name an exporter"},
 		{[]string{"describe", "/b"}, `malformed lock "/b": want NAMESPACE/NAME`},
 		{[]string{"describe"}, "describe takes one lock, NAMESPACE/NAME (or NAME with -n); got 0 arguments"},
@@ -64,5 +66,20 @@ func TestValidateRejectsBadFlags(t *testing.T) {
 		if err == nil || !strings.HasPrefix(explain(err), tc.want) {
 			t.Errorf("%v: error %v, want it to start %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// A list the API server refuses ends the read with one line naming the fix, where the
+// informer's reflector would retry it for ever.
+func TestARefusedListEndsTheReadWithTheFix(t *testing.T) {
+	src := fixture(t)
+	cms := schema.GroupResource{Resource: "configmaps"}
+	src.clients.MetaList.(*metadatafake.FakeMetadataClient).PrependReactor("list", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(cms, "", errors.New("denied"))
+	})
+	_, _, err := runWith(t, src, "-A", "--locks", "leases,configmaps")
+	want := `cannot list configmaps in all namespaces: forbidden (configmaps is forbidden: denied); ask for "list" on configmaps (RBAC), or leave ConfigMap locks out: --locks leases`
+	if err == nil || explain(err) != want {
+		t.Errorf("error %v, want %q", err, want)
 	}
 }

@@ -68,7 +68,7 @@ func hostileFixture(t *testing.T) *source {
 	t.Helper()
 	src := fixture(t)
 	ctx := context.Background()
-	leases := src.client.CoordinationV1()
+	leases := src.clients.List.CoordinationV1()
 	l := lease("apps", "hostile", hostile, time.Second, 15, 0)
 	l.Spec.PreferredHolder = ptr.To("preferred-" + hostile)
 	l.Spec.Strategy = ptr.To(coordinationv1.CoordinatedLeaseStrategy("strategy-" + hostile))
@@ -82,7 +82,7 @@ func hostileFixture(t *testing.T) *source {
 	cand := &coordinationv1beta1.LeaseCandidate{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "candidate-" + hostile},
 		Spec: coordinationv1beta1.LeaseCandidateSpec{LeaseName: "hostile", BinaryVersion: "binary-" + hostile, EmulationVersion: "emulation-" + hostile,
 			Strategy: coordinationv1.CoordinatedLeaseStrategy("strategy-" + hostile), RenewTime: &metav1.MicroTime{Time: t0.Add(-time.Minute)}}}
-	if _, err := src.client.CoordinationV1beta1().LeaseCandidates("apps").Create(ctx, cand, metav1.CreateOptions{}); err != nil {
+	if _, err := src.clients.List.CoordinationV1beta1().LeaseCandidates("apps").Create(ctx, cand, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	return src
@@ -132,7 +132,7 @@ func TestHostileFieldsAreEscapedInEveryOutputGolden(t *testing.T) {
 func TestWatchEscapesAHostileHolder(t *testing.T) {
 	src := fixture(t)
 	w := watch.NewFakeWithChanSize(10, false)
-	watchLeases(src, w, nil)
+	watchLeases(src, w)
 	var out, errb syncbuffer.Buffer
 	cmd := newRootCommandWith(genericiooptions.IOStreams{Out: &out, ErrOut: &errb}, func(*options) (*source, error) { return src, nil })
 	cmd.SetArgs([]string{"-n", "apps", "-w"})

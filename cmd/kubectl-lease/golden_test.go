@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/lock"
 	"github.com/lease-exporter/lease-exporter/lock/leaderrecord"
 	"github.com/lease-exporter/lease-exporter/statuspage/api"
@@ -54,8 +55,8 @@ const never = time.Duration(-1 << 63)
 // renewTime 45 s in the API server's future, a coordinated election, an owned Lease, node
 // heartbeats on time, expired and never renewed, and a ConfigMap lock.
 //
-// The fake clientset does not stream lists: the fixture pages (the integration tests stream
-// from a real API server).
+// The fake clientset does not stream lists: the informer lists it (the integration tests
+// stream from a real API server).
 func fixture(t *testing.T) *source {
 	t.Helper()
 	sched := lease("kube-system", "kube-scheduler", "sched-a_0c1f", 1200*time.Millisecond, 15, 3)
@@ -90,7 +91,11 @@ func fixture(t *testing.T) *source {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "settings", UID: "s", ResourceVersion: "3"}}
 	clock := newServerClock(func() time.Time { return t0 })
 	clock.lo, clock.hi, clock.seen = 0, 0, true
-	return &source{client: fake.NewClientset(objs...), meta: metadatafake.NewSimpleMetadataClient(scheme, cm, plain), clock: clock, chunk: 500, noStream: true}
+	client, meta := fake.NewClientset(objs...), metadatafake.NewSimpleMetadataClient(scheme, cm, plain)
+	// The fake serves LeaseCandidates in v1beta1, as discovery would say.
+	client.Resources = []*metav1.APIResourceList{{GroupVersion: "coordination.k8s.io/v1beta1",
+		APIResources: []metav1.APIResource{{Name: "leasecandidates", Namespaced: true, Kind: "LeaseCandidate", Verbs: metav1.Verbs{"list", "watch"}}}}}
+	return &source{clients: informer.Clients{List: client, Watch: client, MetaList: meta, MetaWatch: meta}, clock: clock}
 }
 
 // runWith runs the command line args against src, returning stdout, stderr and the error.
@@ -158,7 +163,12 @@ func TestListNodeHeartbeatsGolden(t *testing.T) {
 // answer about it carries.
 func uidOf(t *testing.T, src *source, ns, name string) string {
 	t.Helper()
-	l, err := findLock(context.Background(), src, lock.Kinds, ns, name)
+	c, stop, _, err := src.read(context.Background(), readOptions{kinds: lock.Kinds, ns: ns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	l, err := findLock(c, lock.Kinds, ns, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,13 +7,9 @@ import (
 	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
-// The plugin never judges a lock itself: a record is observed by lock.Observation, as the
-// exporter's store observes it, and judged by api.Summarize (lock.Judge, StandingAt,
+// The plugin never judges a lock itself: a record is observed by the exporter's informer (its
+// stores' lock.Observation, read.go), and judged by api.Summarize (lock.Judge, StandingAt,
 // RenewAge), as the exporter's JSON API judges it. What a one-shot read adds is named apart.
-
-// observe is the exporter's observation without history: first sight when prev is nil, a
-// change seen live or in a list otherwise.
-var observe = lock.Observation(lock.HistoryOptions{}).Records()
 
 // skewProblem is the problem lock.Judge names for a skewed holder, so the plugin's words for
 // a renewTime in the API server's future are the exporter's for a skew it measured.
@@ -34,19 +30,15 @@ type judged struct {
 	rec *lock.Lease
 }
 
-// firstSight observes l as a single read sees it (the exporter's first sight of a lock in
-// a list: renewed when its renewTime says, never later than at) and judges it at at.
-func firstSight(l *lock.Lease, at time.Time) judged {
-	return judge(observe(nil, l, at.UnixMicro(), false), at)
-}
-
-// judge judges the observed record rec at at.
-func judge(rec *lock.Lease, at time.Time) judged {
+// judge judges the observed record rec at at, as the exporter's JSON API does. oneShot adds
+// what only a single read says: a renewTime ahead of the judging clock, named skewed, where
+// the exporter (and -w) measure a holder's skew on the renewals they watch.
+func judge(rec *lock.Lease, at time.Time, oneShot bool) judged {
 	j := judged{Lease: api.Summarize(rec, at), Strategy: rec.Strategy(), PreferredHolder: rec.PreferredHolder(), rec: rec}
 	if kind, name := rec.Owner(); name != "" {
 		j.Owner = kind + "/" + name
 	}
-	if _, measured := rec.ClockSkew(); !measured {
+	if _, measured := rec.ClockSkew(); oneShot && !measured {
 		// Skew not measured on live renewals: a renewTime in the judging clock's future is
 		// the one skewed holder a single read can name, and it is not called healthy.
 		if ahead, beyond := rec.RenewTimeAhead(at.UnixMicro()); ahead > 0 {

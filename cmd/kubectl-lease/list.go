@@ -16,19 +16,14 @@ import (
 	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
-// runList lists every lock of the kinds --locks names, page by page. The table prints each
-// page as it arrives (the first rows of 100k Leases do not wait for the rest); -o json and
-// yaml judge every lock at one moment at the end, as the exporter's JSON list does.
+// runList lists every lock of the kinds --locks names, read by the exporter's informer
+// (read.go) and judged at one moment by the API server's clock; -o json and its kin as the
+// exporter's JSON list carries them. -w goes on watching (watch.go).
 func runList(ctx context.Context, o *options) error {
 	src, err := o.connect(o)
 	if err != nil {
 		return err
 	}
-	return listWith(ctx, o, src)
-}
-
-// listWith is runList on src; -w goes on watching from the list's resource versions.
-func listWith(ctx context.Context, o *options, src *source) error {
 	kinds, err := o.kinds()
 	if err != nil {
 		return err
@@ -38,21 +33,30 @@ func listWith(ctx context.Context, o *options, src *source) error {
 		return err
 	}
 	out := newListOutput(o, src.clock)
-	versions := map[lock.Kind]string{}
-	for _, k := range kinds {
-		rv, err := src.list(ctx, k, ns, o.selector, out.page)
-		if err != nil {
-			return err
-		}
-		versions[k] = rv
+	r := readOptions{kinds: kinds, ns: ns, selector: o.selector}
+	var w *watchOutput
+	if o.watch {
+		w = &watchOutput{out: out}
+		r.observer = w
 	}
-	if err := out.finish(ns); err != nil {
+	c, stop, failed, err := src.read(ctx, r)
+	if err != nil {
 		return err
 	}
-	if o.watch {
-		return watchLocks(ctx, o, out, src, ns, versions)
+	defer stop()
+	if w != nil {
+		// The rows of the list first; the observer prints changes only after them.
+		if err := w.begin(func() error { return out.print(records(c, kinds)) }); err != nil {
+			return err
+		}
+		return watchLocks(ctx, c, w, failed)
 	}
-	return nil
+	recs := records(c, kinds)
+	stop() // the records are read: nothing changes them while they are printed
+	if err := out.print(recs); err != nil {
+		return err
+	}
+	return out.finish(ns)
 }
 
 // listOutput receives the locks page by page and prints them as -o asks.
@@ -64,9 +68,7 @@ type listOutput struct {
 	// unless --class asks for them).
 	filter, summed *lock.Class
 	nodes          nodeSummary
-	// seen keeps every record listed, for -w to observe changes from, and shown what each
-	// row printed said, so -w prints a lock again only when that changes.
-	seen  map[lock.Ref]*lock.Lease
+	// shown is what each row printed said, so -w prints a lock again only when that changes.
 	shown map[lock.Ref]shownState
 	// collected holds the records for -o json and yaml, judged together at the end.
 	collected []*lock.Lease
@@ -83,22 +85,21 @@ func newListOutput(o *options, clock *serverClock) *listOutput {
 		out.summed = &nodes
 	}
 	if o.watch {
-		out.seen, out.shown = map[lock.Ref]*lock.Lease{}, map[lock.Ref]shownState{}
+		out.shown = map[lock.Ref]shownState{}
 	}
 	out.table = newTable(o.streams.Out, columnsFor(o.allNamespaces, o.watch), o.output == "wide", o.noHeaders)
 	return out
 }
 
-// page takes one page of locks: judged and printed now for the table and names, kept for
-// the structured outputs.
-func (p *listOutput) page(locks []*lock.Lease) error {
+// print takes the records the informer observed: judged and printed now for the table and
+// names, kept for the structured outputs.
+func (p *listOutput) print(recs []*lock.Lease) error {
 	at, _, _ := p.clock.now()
 	var rows [][]any
-	for _, l := range locks {
-		if p.filter != nil && l.Class != *p.filter {
+	for _, rec := range recs {
+		if p.filter != nil && rec.Class != *p.filter {
 			continue
 		}
-		rec := observe(nil, l, at.UnixMicro(), false)
 		if p.o.output == "name" {
 			// Names are for scripts: every lock, node heartbeats too, nothing summed up.
 			p.rows++
@@ -112,9 +113,8 @@ func (p *listOutput) page(locks []*lock.Lease) error {
 		p.rows++
 		switch p.o.output {
 		case "", "wide":
-			j := judge(rec, at)
-			if p.seen != nil {
-				p.seen[rec.Ref()] = rec
+			j := judge(rec, at, !p.o.watch)
+			if p.shown != nil {
 				p.shown[rec.Ref()] = stateOf(j, rec)
 			}
 			rows = append(rows, cells(&j, at, p.o.allNamespaces, p.o.watch))
@@ -179,7 +179,7 @@ func (p *listOutput) structured() error {
 		return cmp.Or(strings.Compare(a.Namespace(), b.Namespace()), strings.Compare(a.Name(), b.Name()), strings.Compare(a.Kind().String(), b.Kind().String()))
 	})
 	for _, rec := range p.collected {
-		out.Leases = append(out.Leases, judge(rec, at))
+		out.Leases = append(out.Leases, judge(rec, at, true))
 	}
 	if p.nodes.Total() > 0 {
 		out.NodeHeartbeats = api.SummaryJSON(&p.nodes.Summary)

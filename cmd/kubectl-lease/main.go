@@ -12,10 +12,15 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/go-logr/logr"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
 )
 
 func main() {
+	// client-go's reflector (the informer's) logs a watch it reopens through klog: the plugin
+	// retries as the exporter does, and a person reading -w's rows needs no log lines between them.
+	klog.SetLogger(logr.Discard())
 	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	os.Exit(run(context.Background(), os.Args[1:], streams))
 }

@@ -53,7 +53,7 @@ func (s *nodeSummary) print(w io.Writer, at time.Time) error {
 	fmt.Fprintf(w, " The %d most overdue of %d (--class node-heartbeat lists them all):\n", len(shown), len(s.overdue))
 	var rows [][]any
 	for _, l := range shown {
-		j := judge(l, at)
+		j := judge(l, at, true)
 		expired := "<none>"
 		if past, ok := l.PastExpiry(atMicros); ok {
 			expired = human(time.Duration(past)*time.Microsecond) + " ago"

@@ -42,16 +42,11 @@ type options struct {
 // PrintFlags print the rest.
 var tableOutputs = []string{"", "wide", "name"}
 
-// defaultChunkSize is kubectl get's --chunk-size default: a page of 500 prints while the
-// next is listed, so the first rows of 100k Leases arrive in a fraction of a second.
-const defaultChunkSize = 500
-
 func newOptions(streams genericiooptions.IOStreams) *options {
 	o := &options{
-		config:    genericclioptions.NewConfigFlags(true).WithDeprecatedPasswordFlag().WithDiscoveryBurst(300),
-		streams:   streams,
-		locks:     []string{lock.DefaultKind.Resource()},
-		chunkSize: defaultChunkSize,
+		config:  genericclioptions.NewConfigFlags(true).WithDeprecatedPasswordFlag().WithDiscoveryBurst(300),
+		streams: streams,
+		locks:   []string{lock.DefaultKind.Resource()},
 	}
 	o.print = &genericclioptions.PrintFlags{JSONYamlPrintFlags: genericclioptions.NewJSONYamlPrintFlags(),
 		TemplatePrinterFlags: genericclioptions.NewKubeTemplatePrintFlags(), OutputFormat: &o.output}
@@ -81,7 +76,6 @@ func (o *options) addListFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.noHeaders, "no-headers", false, "Print the table without its headers.")
 	fs.BoolVarP(&o.watch, "watch", "w", false, "After listing, watch the locks and print a row each time one changes holder or standing, judged by observation as the exporter judges it, with the holder's clock skew.")
 	fs.StringVar(&o.class, "class", "", "List only locks of this class: "+lock.ClassNames("or")+". Node heartbeats are summed up unless asked for.")
-	fs.Int64Var(&o.chunkSize, "chunk-size", o.chunkSize, "Print the list in pages of this many objects as they arrive; where the API server does not stream lists, also the objects per list request.")
 }
 
 // validate checks the plugin's flags; kubectl's own are checked when the client is made.
@@ -108,9 +102,6 @@ func (o *options) validate() error {
 	}
 	if _, err := labels.Parse(o.selector); err != nil {
 		return fmt.Errorf("invalid label selector %q: %v", o.selector, err)
-	}
-	if o.chunkSize <= 0 {
-		return fmt.Errorf("invalid --chunk-size %d: use a positive number of objects per request", o.chunkSize)
 	}
 	if o.exporter != "" && o.exporterService != "" {
 		return fmt.Errorf("--exporter and --exporter-service both name an exporter: give one")

@@ -117,7 +117,7 @@ func forward(ctx context.Context, cfg *rest.Config, client kubernetes.Interface,
 // getThroughForward reads path from the exporter behind the Service ref through a
 // port-forward to one of its Ready Pods.
 func getThroughForward(ctx context.Context, src *source, ref, path, kind string) ([]byte, error) {
-	b, err := serviceBackend(ctx, src.client, ref)
+	b, err := serviceBackend(ctx, src.clients.List, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func getThroughForward(ctx context.Context, src *source, ref, path, kind string)
 	if src.cfg == nil {
 		return nil, &exporterError{where: where, err: errors.New("no client configuration to port-forward with"), fix: "give --exporter URL"}
 	}
-	local, stop, err := forward(ctx, src.cfg, src.client, b)
+	local, stop, err := forward(ctx, src.cfg, src.clients.List, b)
 	if err != nil {
 		return nil, &exporterError{where: where, err: fmt.Errorf("port-forward: %w", err), fix: forwardFix(err, b.namespace)}
 	}
