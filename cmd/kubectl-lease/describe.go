@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/lock"
 	"github.com/lease-exporter/lease-exporter/lock/leaderrecord"
 	"github.com/lease-exporter/lease-exporter/statuspage/api"
@@ -80,54 +79,63 @@ func runDescribe(ctx context.Context, o *options, arg string, locksSet bool) err
 	if err != nil {
 		return err
 	}
-	c, stop, _, err := src.read(ctx, readOptions{kinds: kinds, ns: ns, candidates: true})
+	l, cands, err := findLock(ctx, src, kinds, ns, name)
 	if err != nil {
-		return err
-	}
-	l, err := findLock(c, kinds, ns, name)
-	if err != nil {
-		stop()
 		return err
 	}
 	at, _, _ := src.clock.now()
-	cands := candidatesOf(c, l, at)
-	stop()
 	j := judge(l, at, true)
 	d := describer{w: o.streams.Out, at: at}
 	d.record(&j, l, src.clock)
 	if !l.Kind().Annotation() {
-		d.candidates(cands)
+		d.candidates(candidatesJSON(cands, l, at))
 	}
 	detail, where, exporterErr := exporterDetail(ctx, o, src, l)
 	d.history(detail, where, exporterErr)
 	return exporterErr
 }
 
-// findLock looks ns/name up as each of kinds in turn; the first that is a lock wins.
-func findLock(c *informer.Cache, kinds []lock.Kind, ns, name string) (*lock.Lease, error) {
+// findLock reads ns/name as each of kinds in turn, through the informer (a Lease with its
+// LeaseCandidates); the first that is a lock wins. One kind at a time: the next is read only
+// if need be (an Endpoints list draws the API server's deprecation warning).
+func findLock(ctx context.Context, src *source, kinds []lock.Kind, ns, name string) (*lock.Lease, []*lock.Candidate, error) {
 	var tried []string
 	for _, k := range kinds {
-		if l := c.Lookup(k, ns, name); l != nil {
-			return l, nil
+		c, stop, _, err := src.read(ctx, readOptions{kinds: []lock.Kind{k}, ns: ns, candidates: !k.Annotation()})
+		if err != nil {
+			return nil, nil, err
+		}
+		l := c.Lookup(k, ns, name)
+		var cands []*lock.Candidate
+		if l != nil && c.WatchingCandidates() {
+			cands = []*lock.Candidate{}
+			c.RangeCandidates(func(cd *lock.Candidate) {
+				if cd.Namespace() == ns && cd.LeaseName == name {
+					cands = append(cands, cd)
+				}
+			})
+		}
+		stop()
+		if l != nil {
+			return l, cands, nil
 		}
 		tried = append(tried, "no "+k.String())
 	}
-	return nil, fmt.Errorf("no lock %s/%s: found %s with the leader annotation (%s is the annotation of ConfigMap and Endpoints locks); check the name, or list them: kubectl lease -n %s --locks %s",
+	return nil, nil, fmt.Errorf("no lock %s/%s: found %s with the leader annotation (%s is the annotation of ConfigMap and Endpoints locks); check the name, or list them: kubectl lease -n %s --locks %s",
 		ns, name, strings.Join(tried, ", "), leaderrecord.Annotation, ns, lock.KindNames("and"))
 }
 
-// candidatesOf returns the LeaseCandidates of the Lease l as the exporter's detail carries
-// them, judged at at, by name; nil when the informer found none served (or readable).
-func candidatesOf(c *informer.Cache, l *lock.Lease, at time.Time) []api.Candidate {
-	if !c.WatchingCandidates() {
+// candidatesJSON is cands, the LeaseCandidates of the Lease l, as the exporter's detail
+// carries them, judged at at, by name; nil when the informer found them not served (or not
+// readable).
+func candidatesJSON(cands []*lock.Candidate, l *lock.Lease, at time.Time) []api.Candidate {
+	if cands == nil {
 		return nil
 	}
 	out := []api.Candidate{}
-	c.RangeCandidates(func(cd *lock.Candidate) {
-		if cd.Namespace() == l.Namespace() && cd.LeaseName == l.Name() {
-			out = append(out, api.CandidateJSON(cd, l.PreferredHolder(), at))
-		}
-	})
+	for _, cd := range cands {
+		out = append(out, api.CandidateJSON(cd, l.PreferredHolder(), at))
+	}
 	slices.SortFunc(out, func(a, b api.Candidate) int { return cmp.Compare(a.Name, b.Name) })
 	return out
 }

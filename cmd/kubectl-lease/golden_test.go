@@ -163,12 +163,7 @@ func TestListNodeHeartbeatsGolden(t *testing.T) {
 // answer about it carries.
 func uidOf(t *testing.T, src *source, ns, name string) string {
 	t.Helper()
-	c, stop, _, err := src.read(context.Background(), readOptions{kinds: lock.Kinds, ns: ns})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	l, err := findLock(c, lock.Kinds, ns, name)
+	l, _, err := findLock(context.Background(), src, lock.Kinds, ns, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func runList(ctx context.Context, o *options) error {
 	return out.finish(ns)
 }
 
-// listOutput receives the locks page by page and prints them as -o asks.
+// listOutput prints the locks as -o asks.
 type listOutput struct {
 	o     *options
 	clock *serverClock

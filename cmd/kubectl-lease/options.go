@@ -29,7 +29,6 @@ type options struct {
 	watch     bool
 	locks     []string
 	class     string
-	chunkSize int64
 
 	exporter        string
 	exporterService string
