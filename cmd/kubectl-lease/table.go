@@ -13,8 +13,8 @@ import (
 // table prints rows through cli-runtime's table printer, as kubectl get does (upper-case
 // headers, columns three spaces apart, -o wide's columns only when asked): each call one
 // metav1.Table over the column definitions (columns.go), every cell through esc. One
-// tabwriter, which remembers its widths, serves every call, so the pages of a long list and
-// the rows -w adds stay in the first page's columns unless a later value does not fit.
+// tabwriter, which remembers its widths, serves every call, so the rows -w adds stay in the
+// list's columns unless a later value does not fit.
 type table struct {
 	w       flushWriter
 	printer printers.ResourcePrinter
@@ -27,7 +27,7 @@ type flushWriter interface {
 }
 
 // seedWidths are the widths of values known before any row arrives ("ConfigMap",
-// "released"): a cell is padded to them, so a ConfigMap lock on a later page does not shift
+// "released"): a cell is padded to them, so a ConfigMap lock -w shows later does not shift
 // its columns.
 var seedWidths = map[string]int{"Kind": len("ConfigMap"), "State": len("released"), "Renewed": len("<none>")}
 
