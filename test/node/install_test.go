@@ -106,7 +106,7 @@ func testHelmChart(t *testing.T, c *cluster, img image) {
 	}
 	body := c.waitJudged(t, releaseNS, "lease-exporter", electionsNS, "node-elector")
 	t.Logf("judged through the Service:\n%s", grepLines(body, `lease="node-elector"`))
-	kubectlLeaseThroughTheServiceProxy(t, c)
+	kubectlLeaseThroughAPortForward(t, c)
 
 	victim := pods[0].Name
 	if err := c.client.CoreV1().Pods(releaseNS).Delete(context.Background(), victim, metav1.DeleteOptions{}); err != nil {
@@ -122,10 +122,12 @@ func testHelmChart(t *testing.T, c *cluster, img image) {
 	c.run(t, tools.Helm(t), "uninstall", "lease-exporter", "--namespace", releaseNS, "--wait")
 }
 
-// kubectlLeaseThroughTheServiceProxy: kubectl lease describe reads the elector's history from
-// the chart's exporter through the API server's service proxy, with the user's credentials
-// and no port-forward (issue 37), as docs/kubectl-plugin.md tells the person on call.
-func kubectlLeaseThroughTheServiceProxy(t *testing.T, c *cluster) {
+// kubectlLeaseThroughAPortForward: kubectl lease describe --exporter-service reads the
+// elector's history from the chart's exporter through a port-forward to a Ready Pod behind
+// its Service, with the user's credentials (issue 51), as docs/kubectl-plugin.md tells the
+// person on call: the kubelet connects inside the Pod, so the chart's NetworkPolicy does not
+// stand in the way.
+func kubectlLeaseThroughAPortForward(t *testing.T, c *cluster) {
 	t.Helper()
 	plugins := t.TempDir()
 	c.run(t, filepath.Join(c.root, "hack", "build.sh"), filepath.Join(plugins, "kubectl-lease"), "kubectl-lease")
@@ -145,7 +147,7 @@ func kubectlLeaseThroughTheServiceProxy(t *testing.T, c *cluster) {
 		}
 		time.Sleep(2 * time.Second)
 	}
-	t.Logf("kubectl lease describe through the service proxy:\n%s", out)
+	t.Logf("kubectl lease describe through a port-forward:\n%s", out)
 }
 
 // testHelmChartWithEvents: `helm install` with events.enabled=true, in real Pods: the kubelet
