@@ -16,8 +16,12 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/lease-exporter/lease-exporter/internal/testenv/controlplane"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/election"
@@ -313,6 +317,7 @@ func badInput(t *testing.T, k *kubectlLocks, kubeconfig string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	unscheduled := exporterServiceWithoutANode(t, k.ns)
 	for _, tc := range []struct {
 		name, kubeconfig string
 		args             []string
@@ -329,6 +334,10 @@ func badInput(t *testing.T, k *kubectlLocks, kubeconfig string) {
 		{"exporter Service missing", kubeconfig, []string{"describe", k.ns + "/orders", "--exporter-service", k.ns + "/no-exporter"},
 			"error: cannot read the history from the exporter at service " + k.ns + "/no-exporter: "},
 		{"unknown output", kubeconfig, []string{"-o", "table"}, `error: unable to match a printer suitable for the output format "table"`},
+		// --exporter-service finds the Ready Pod behind the Service and asks the API server to
+		// port-forward to it (never the service proxy); this Pod has no node to forward on.
+		{"exporter Pod on no node", kubeconfig, []string{"describe", k.ns + "/orders", "--exporter-service", k.ns + "/" + unscheduled},
+			"error: cannot read the history from the exporter at service " + k.ns + "/" + unscheduled + " (Pod " + unscheduled + "-0): port-forward: "},
 	} {
 		_, stderr, code := kubectlLease(t, tc.kubeconfig, tc.args...)
 		last := stderr[strings.LastIndex(strings.TrimSuffix(stderr, "\n"), "\n")+1:]
@@ -494,4 +503,35 @@ func kubectlLeasePagesWithoutStreaming(t *testing.T, cp *controlplane.ControlPla
 		}
 		return nil
 	})
+}
+
+// exporterServiceWithoutANode creates a Service whose EndpointSlice names a Ready Pod that
+// no node runs (the test's control plane has no kubelet), and returns the Service's name.
+func exporterServiceWithoutANode(t *testing.T, ns string) string {
+	t.Helper()
+	ctx, name := context.Background(), "unscheduled-exporter"
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-0"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "exporter", Image: "lease-exporter"}}}}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http-metrics", Port: 10047}}}}
+	slice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+		Labels: map[string]string{discoveryv1.LabelServiceName: name}}, AddressType: discoveryv1.AddressTypeIPv4,
+		Ports: []discoveryv1.EndpointPort{{Name: ptr.To("http-metrics"), Port: ptr.To[int32](10047)}},
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.9"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)},
+			TargetRef: &corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: pod.Name}}}}
+	// No controller manager makes the namespace's default ServiceAccount, which a Pod needs.
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}}
+	if _, err := env.Client.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if _, err := env.Client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Client.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.Client.DiscoveryV1().EndpointSlices(ns).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return name
 }
