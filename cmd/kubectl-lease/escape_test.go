@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -185,29 +186,28 @@ func TestJSONEscapesAHostileHolderAndKeepsItsValue(t *testing.T) {
 	t.Errorf("-o json does not decode to the hostile holder %q:\n%s", want, out)
 }
 
-// -o yaml, converted from -o json's escaped JSON, takes a hostile holder (the YAML parser
-// refuses a raw C1 control), decodes to its value, and writes its controls and separators
-// escaped. The YAML emitter writes bidirectional controls as they are: use -o json or the
-// table to read such a holder.
+// -o yaml and kyaml, converted from -o json's escaped JSON, take a hostile holder (the YAML
+// parser refuses a raw C1 control), decode to its value, and write its controls and
+// separators escaped, but for kyaml's tab inside a quoted string. The YAML emitters write
+// bidirectional controls as they are: use -o json or the table to read such a holder.
 func TestYAMLWritesAHostileHolderWithItsControlsEscaped(t *testing.T) {
-	out, _, err := runWith(t, hostileFixture(t), "-n", "apps", "-o", "yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range out {
-		if r != '\n' && (r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == 0x2028 || r == 0x2029) {
-			t.Errorf("-o yaml printed %U as it is", r)
+	for _, format := range []string{"yaml", "kyaml"} {
+		out, _, err := runWith(t, hostileFixture(t), "-n", "apps", "-o", format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range out {
+			if r != '\n' && !(format == "kyaml" && r == '\t') && (r < 0x20 || (r >= 0x7f && r <= 0x9f) || r == 0x2028 || r == 0x2029) {
+				t.Errorf("-o %s printed %U as it is", format, r)
+			}
+		}
+		var got listJSON
+		if err := yaml.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		want := strings.ToValidUTF8(hostile, "\uFFFD")
+		if !slices.ContainsFunc(got.Leases, func(l judged) bool { return l.Name == "hostile" && l.Holder == want }) {
+			t.Errorf("-o %s does not decode to the hostile holder %q:\n%s", format, want, out)
 		}
 	}
-	var got listJSON
-	if err := yaml.Unmarshal([]byte(out), &got); err != nil {
-		t.Fatal(err)
-	}
-	want := strings.ToValidUTF8(hostile, "\uFFFD")
-	for _, l := range got.Leases {
-		if l.Name == "hostile" && l.Holder == want {
-			return
-		}
-	}
-	t.Errorf("-o yaml does not decode to the hostile holder %q:\n%s", want, out)
 }
