@@ -23,10 +23,13 @@ func TestFailedIsToldOfARefusedListWithItsScope(t *testing.T) {
 		listed              bool
 		err                 error
 	}
-	failed := make(chan failure, 10)
+	failed := make(chan failure, 1)
 	l, err := NewForClients(Clients{List: client, Watch: client}, Options{Namespaces: []string{"apps"}, NoCandidates: true,
 		Failed: func(resource, namespace string, listed bool, err error) {
-			failed <- failure{resource, namespace, listed, err}
+			select { // never block the reflector that retries
+			case failed <- failure{resource, namespace, listed, err}:
+			default:
+			}
 		}}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
