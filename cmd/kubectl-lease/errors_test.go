@@ -53,9 +53,12 @@ func TestValidateRejectsBadFlags(t *testing.T) {
 	}{
 		{[]string{"--locks", "secrets"}, `invalid --locks "secrets": unknown lock kind "secrets": use leases, configmaps or endpoints, comma-separated`},
 		{[]string{"--class", "nodes"}, `invalid --class "nodes": unknown class "nodes": use leader-election, node-heartbeat or apiserver-identity`},
-		{[]string{"-o", "table"}, `unable to match a printer suitable for the output format "table", allowed formats are: go-template,go-template-file,json,jsonpath,`},
+		{[]string{"-o", "table"}, `unable to match a printer suitable for the output format "table", allowed formats are: custom-columns,custom-columns-file,go-template,go-template-file,json,jsonpath,`},
 		{[]string{"-w", "-o", "json"}, "--watch prints the table or -o wide, not -o json"},
 		{[]string{"-o", "jsonpath={.leases[0"}, "invalid -o jsonpath={.leases[0: "},
+		{[]string{"-o", "custom-columns=NAME"}, `invalid -o custom-columns: "NAME" is not HEADER:PATH`},
+		{[]string{"-o", "custom-columns=NAME:.leases[0"}, `invalid -o custom-columns path ".leases[0"`},
+		{[]string{"-o", "custom-columns-file=/nonexistent"}, "invalid -o custom-columns-file: open /nonexistent"},
 		{[]string{"-l", "a in (b"}, `invalid label selector "a in (b"`},
 		{[]string{"describe", "a/b", "--exporter", "http://x", "--exporter-service", "a/b"}, "--exporter and --exporter-service both name an exporter"},
 		{[]string{"describe", "/b"}, `malformed lock "/b": want NAMESPACE/NAME`},

@@ -90,7 +90,7 @@ func hostileFixture(t *testing.T) *source {
 }
 
 // Every output escapes every field: the list (with -A, -o wide and the node heartbeats'
-// overdue table), -o name, -o jsonpath and go-template, and describe with its candidates and an exporter's history (holder
+// overdue table), -o name, -o jsonpath, go-template and custom-columns, and describe with its candidates and an exporter's history (holder
 // and ENDED hostile, one tenure rebuilt). Nothing in unsafeRanges reaches the terminal, and
 // the golden shows what a reader sees instead.
 func TestHostileFieldsAreEscapedInEveryOutputGolden(t *testing.T) {
@@ -111,6 +111,7 @@ func TestHostileFieldsAreEscapedInEveryOutputGolden(t *testing.T) {
 		{"-n", "apps", "-o", "name"},
 		{"-n", "apps", "-o", `jsonpath={range .leases[*]}{.holder}{"\n"}{end}`},
 		{"-n", "apps", "-o", `go-template={{range .leases}}{{.holder}}{{"\n"}}{{end}}`},
+		{"-n", "apps", "-o", "custom-columns=NAME:.name,HOLDER:.holder,OWNER:.owner,STRATEGY:.strategy"},
 		{"describe", "apps/hostile", "--exporter", exporter.URL},
 	} {
 		out, stderr, err := runWith(t, src, args...)

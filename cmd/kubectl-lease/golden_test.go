@@ -254,13 +254,29 @@ func TestListYAMLAndNames(t *testing.T) {
 	}
 }
 
-// -o jsonpath and -o go-template run over -o json's document, through cli-runtime's printers.
+// columnsFile writes a custom-columns file of text.
+func columnsFile(t *testing.T, text string) string {
+	path := filepath.Join(t.TempDir(), "columns")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// -o jsonpath and -o go-template run over -o json's document, through cli-runtime's printers;
+// -o custom-columns and custom-columns-file print a row per lock of it, as kubectl get's.
 func TestListJSONPathAndGoTemplate(t *testing.T) {
 	for _, tc := range []struct{ output, want string }{
 		{`jsonpath={range .leases[*]}{.name}={.holder}/{.standing}{"\n"}{end}`,
 			"orders=orders-7f9c-x2/expired\nreleased=/released\nskewed=payments-1/on_time\n"},
 		{`go-template={{.clock}} {{len .leases}}{{range .leases}} {{.name}}{{end}}`, "api-server 3 orders released skewed"},
 		{`jsonpath={.leases[?(@.healthy==false)].name}`, "orders released skewed"},
+		{`custom-columns=NAME:.name,HOLDER:holder,STATE:{.standing},DURATION:{lease_duration_seconds},AHEAD:.renew_time_ahead_seconds,PROBLEMS:.problems[*]`,
+			"NAME       HOLDER           STATE      DURATION   AHEAD    PROBLEMS\n" +
+				"orders     orders-7f9c-x2   expired    15         <none>   " + "not held" + "\n" +
+				"released   <none>           released   15         <none>   " + "not held" + "\n" +
+				"skewed     payments-1       on_time    15         45       " + skewProblem + "\n"},
+		{"custom-columns-file=" + columnsFile(t, "NAME   OWNER\n.name  .owner\n"), "NAME       OWNER\norders     Deployment/orders\nreleased   <none>\nskewed     <none>\n"},
 	} {
 		out, _, err := runWith(t, fixture(t), "-n", "apps", "-o", tc.output)
 		if err != nil || out != tc.want {

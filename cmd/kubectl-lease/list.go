@@ -46,17 +46,14 @@ func runList(ctx context.Context, o *options) error {
 	defer stop()
 	if w != nil {
 		// The rows of the list first; the observer prints changes only after them.
-		if err := w.begin(func() error { return out.print(records(c, kinds)) }); err != nil {
+		if err := w.begin(func() error { return out.print(records(c, kinds), ns) }); err != nil {
 			return err
 		}
 		return watchLocks(ctx, c, w, failed)
 	}
 	recs := records(c, kinds)
 	stop() // the records are read: nothing changes them while they are printed
-	if err := out.print(recs); err != nil {
-		return err
-	}
-	return out.finish(ns)
+	return out.print(recs, ns)
 }
 
 // listOutput prints the locks as -o asks.
@@ -65,22 +62,19 @@ type listOutput struct {
 	clock *serverClock
 	out   io.Writer
 	// filter is --class, summed is the class summed up instead of listed (node heartbeats,
-	// unless --class asks for them).
+	// unless --class asks for them or -o name lists every lock).
 	filter, summed *lock.Class
 	nodes          nodeSummary
 	// shown is what each row printed said, so -w prints a lock again only when that changes.
 	shown map[lock.Ref]shownState
-	// collected holds the records for -o json and yaml, judged together at the end.
-	collected []*lock.Lease
-	rows      int
-	table     *table
+	table *table
 }
 
 func newListOutput(o *options, clock *serverClock) *listOutput {
 	out := &listOutput{o: o, clock: clock, out: o.streams.Out}
 	if c, err := lock.ParseClass(o.class); o.class != "" && err == nil {
 		out.filter = &c
-	} else {
+	} else if o.output != "name" {
 		nodes := lock.ClassNodeHeartbeat
 		out.summed = &nodes
 	}
@@ -91,67 +85,56 @@ func newListOutput(o *options, clock *serverClock) *listOutput {
 	return out
 }
 
-// print takes the records the informer observed: judged and printed now for the table and
-// names, kept for the structured outputs.
-func (p *listOutput) print(recs []*lock.Lease) error {
+// print prints the records the informer observed in namespace ns ("" for all), judged at
+// one moment, as -o asks: names, the table, or a document.
+func (p *listOutput) print(recs []*lock.Lease, ns string) error {
 	at, _, _ := p.clock.now()
-	var rows [][]any
+	var listed []*lock.Lease
 	for _, rec := range recs {
-		if p.filter != nil && rec.Class != *p.filter {
-			continue
-		}
-		if p.o.output == "name" {
-			// Names are for scripts: every lock, node heartbeats too, nothing summed up.
-			p.rows++
-			fmt.Fprintln(p.out, esc(nameOf(rec)))
-			continue
-		}
-		if p.summed != nil && rec.Class == *p.summed {
+		if p.listed(rec) {
+			listed = append(listed, rec)
+		} else if p.summed != nil && rec.Class == *p.summed {
 			p.nodes.add(rec, at)
-			continue
-		}
-		p.rows++
-		switch p.o.output {
-		case "", "wide":
-			j := judge(rec, at, !p.o.watch)
-			if p.shown != nil {
-				p.shown[rec.Ref()] = stateOf(j, rec)
-			}
-			rows = append(rows, cells(&j, at, p.o.allNamespaces, p.o.watch))
-		default:
-			p.collected = append(p.collected, rec)
 		}
 	}
-	return p.table.print(rows)
+	switch p.o.output {
+	case "name":
+		for _, rec := range listed {
+			fmt.Fprintln(p.out, esc(nameOf(rec)))
+		}
+		return nil
+	case "", "wide":
+		return p.printTable(listed, at, ns)
+	}
+	return p.structured(listed)
 }
 
-// finish prints what waits for the whole list: the structured outputs, the node-heartbeat
-// summary, and which clock judged.
-func (p *listOutput) finish(ns string) error {
-	switch p.o.output {
-	case "", "wide":
-	case "name":
-		return nil
-	default:
-		return p.structured()
+// printTable prints the table, and after it what a person reading the list (not a script,
+// --no-headers, nor -w between its rows) wants: the node-heartbeat summary, and which clock
+// judged.
+func (p *listOutput) printTable(recs []*lock.Lease, at time.Time, ns string) error {
+	var rows [][]any
+	for _, rec := range recs {
+		j := judge(rec, at, !p.o.watch)
+		if p.shown != nil {
+			p.shown[rec.Ref()] = stateOf(j, rec)
+		}
+		rows = append(rows, cells(&j, at, p.o.allNamespaces, p.o.watch))
 	}
-	// The summary is for a person reading a list: not for a script (--no-headers), nor
-	// between -w's rows.
-	if p.nodes.Total() > 0 && !p.o.noHeaders && !p.o.watch {
-		at, _, _ := p.clock.now()
+	if err := p.table.print(rows); err != nil || p.o.watch {
+		return err
+	}
+	if p.nodes.Total() > 0 && !p.o.noHeaders {
 		if err := p.nodes.print(p.out, at); err != nil {
 			return err
 		}
 	}
-	if p.rows == 0 && p.nodes.Total() == 0 && !p.o.watch {
-		if ns == "" {
-			fmt.Fprintln(p.o.streams.ErrOut, "No resources found")
-		} else {
-			fmt.Fprintf(p.o.streams.ErrOut, "No resources found in %s namespace.\n", esc(ns))
-		}
-		return nil
-	}
-	if !p.o.noHeaders && !p.o.watch {
+	switch {
+	case len(rows) == 0 && p.nodes.Total() == 0 && ns == "":
+		fmt.Fprintln(p.o.streams.ErrOut, "No resources found")
+	case len(rows) == 0 && p.nodes.Total() == 0:
+		fmt.Fprintf(p.o.streams.ErrOut, "No resources found in %s namespace.\n", esc(ns))
+	case !p.o.noHeaders:
 		fmt.Fprintf(p.o.streams.ErrOut, "(judged %s; a single read cannot measure a holder's clock skew, -w does)\n", p.clock.describe())
 	}
 	return nil
@@ -169,16 +152,18 @@ type listJSON struct {
 	NodeHeartbeats *api.NodeHeartbeats `json:"node_heartbeats"`
 }
 
-func (p *listOutput) structured() error {
+// structured prints recs as -o json and its kin do: the document listJSON, through the
+// printer -o names.
+func (p *listOutput) structured(recs []*lock.Lease) error {
 	at, unc, server := p.clock.now()
 	out := listJSON{EvaluatedAt: at.UTC(), Clock: "local", ClockUncertaintySeconds: unc.Seconds(), Leases: []judged{}}
 	if server {
 		out.Clock = "api-server"
 	}
-	slices.SortFunc(p.collected, func(a, b *lock.Lease) int {
+	slices.SortFunc(recs, func(a, b *lock.Lease) int {
 		return cmp.Or(strings.Compare(a.Namespace(), b.Namespace()), strings.Compare(a.Name(), b.Name()), strings.Compare(a.Kind().String(), b.Kind().String()))
 	})
-	for _, rec := range p.collected {
+	for _, rec := range recs {
 		out.Leases = append(out.Leases, judge(rec, at, true))
 	}
 	if p.nodes.Total() > 0 {
@@ -189,12 +174,12 @@ func (p *listOutput) structured() error {
 		return err
 	}
 	if p.o.output != "json" && !strings.HasSuffix(p.o.output, "yaml") {
-		// A template prints values bare: escape them as the table does.
+		// A template or a custom column prints values bare: escape them as the table does.
 		if b, err = escValues(b); err != nil {
 			return err
 		}
 	}
-	printer, err := p.o.print.ToPrinter()
+	printer, err := p.o.printer()
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
 
 	"github.com/lease-exporter/lease-exporter/lock"
 )
@@ -54,7 +55,22 @@ func newOptions(streams genericiooptions.IOStreams) *options {
 
 // outputs are the values -o takes, as kubectl names them.
 func (o *options) outputs() []string {
-	return append(o.print.AllowedFormats(), tableOutputs[1:]...)
+	return append(o.print.AllowedFormats(), append(tableOutputs[1:], "custom-columns", "custom-columns-file")...)
+}
+
+// printer is -o's printer of the list's document (listJSON): custom columns, or
+// cli-runtime's PrintFlags (json, yaml, kyaml, jsonpath, go-template, their -file forms).
+func (o *options) printer() (printers.ResourcePrinter, error) {
+	if p, ok, err := customColumns(o.output, o.noHeaders); ok {
+		return p, err
+	}
+	p, err := o.print.ToPrinter()
+	if genericclioptions.IsNoCompatiblePrinterError(err) {
+		return nil, genericclioptions.NoCompatiblePrinterError{OutputFormat: &o.output, AllowedFormats: o.outputs()}
+	} else if err != nil {
+		return nil, fmt.Errorf("invalid -o %s: %w", o.output, err)
+	}
+	return p, nil
 }
 
 // addCommonFlags adds the flags every subcommand reads.
@@ -71,7 +87,7 @@ func (o *options) addListFlags(fs *pflag.FlagSet) {
 	fs.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "List the locks across all namespaces.")
 	fs.StringVarP(&o.selector, "selector", "l", "", "Label selector to filter on, as kubectl get takes it (e.g. -l app=web).")
 	fs.StringVarP(&o.output, "output", "o", "", "Output format: "+strings.Join(o.outputs(), ", ")+
-		" (jsonpath=TEMPLATE, go-template=TEMPLATE and their -file= forms run over -o json's document).")
+		" (jsonpath=TEMPLATE, go-template=TEMPLATE and their -file= forms run over -o json's document; custom-columns=HEADER:PATH,... and custom-columns-file=FILE print a row per lock of its leases).")
 	fs.BoolVar(&o.noHeaders, "no-headers", false, "Print the table without its headers.")
 	fs.BoolVarP(&o.watch, "watch", "w", false, "After listing, watch the locks and print a row each time one changes holder or standing, judged by observation as the exporter judges it, with the holder's clock skew.")
 	fs.StringVar(&o.class, "class", "", "List only locks of this class: "+lock.ClassNames("or")+". Node heartbeats are summed up unless asked for.")
@@ -80,12 +96,8 @@ func (o *options) addListFlags(fs *pflag.FlagSet) {
 // validate checks the plugin's flags; kubectl's own are checked when the client is made.
 func (o *options) validate() error {
 	if !slices.Contains(tableOutputs, o.output) {
-		if _, err := o.print.ToPrinter(); genericclioptions.IsNoCompatiblePrinterError(err) {
-			formats := o.outputs()
-			slices.Sort(formats)
-			return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: %s", o.output, strings.Join(formats, ","))
-		} else if err != nil {
-			return fmt.Errorf("invalid -o %s: %w", o.output, err)
+		if _, err := o.printer(); err != nil {
+			return err
 		}
 	}
 	if o.watch && o.output != "" && o.output != "wide" {
