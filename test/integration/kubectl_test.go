@@ -273,6 +273,12 @@ func tableWideAndNames(t *testing.T, k *kubectlLocks, kubeconfig string) {
 			t.Errorf("-o name lacks %q:\n%s", want, names)
 		}
 	}
+	cols, _, _ := kubectlLease(t, kubeconfig, "-n", k.ns, "--locks", "leases,configmaps", "-o", "custom-columns=NAME:.name,KIND:.kind,STATE:.standing")
+	for _, want := range []*regexp.Regexp{regexp.MustCompile(`(?m)^NAME\s+KIND\s+STATE$`), regexp.MustCompile(`(?m)^py-lock\s+ConfigMap\s+on_time$`)} {
+		if !want.MatchString(cols) {
+			t.Errorf("-o custom-columns lacks %s:\n%s", want, cols)
+		}
+	}
 }
 
 // describe reads the history from the exporter (--exporter) and says what it cannot know
