@@ -67,9 +67,7 @@ func cells(j *judged, at time.Time, allNamespaces, watching bool) []any {
 // columnHelp explains every column, for --help.
 func columnHelp() string {
 	var b strings.Builder
-	all := append([]metav1.TableColumnDefinition{namespaceColumn}, listColumns[:8]...)
-	all = append(append(all, skewColumn), listColumns[8:]...)
-	for _, c := range all {
+	for _, c := range columnsFor(true, true) {
 		name := strings.ToUpper(c.Name)
 		if c.Priority == 1 {
 			name += " (-o wide)"

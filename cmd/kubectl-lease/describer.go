@@ -54,11 +54,11 @@ func (d *describer) record(j *judged, l *lock.Lease, clock *serverClock) {
 	expires := "<none>"
 	if at, ok := l.Expiry(); ok {
 		t := time.UnixMicro(at)
-		if t.After(d.at) {
-			expires = "in " + ago(&d.at, t) + " (" + t.UTC().Format(time.RFC3339Nano) + ")"
-		} else {
-			expires = ago(&t, d.at) + " ago (" + t.UTC().Format(time.RFC3339Nano) + ")"
+		expires = human(d.at.Sub(t)) // "in 5s" ahead
+		if !t.After(d.at) {
+			expires += " ago"
 		}
+		expires += " (" + t.UTC().Format(time.RFC3339Nano) + ")"
 	}
 	rows := [][2]string{
 		{"Name", j.Name}, {"Namespace", j.Namespace}, {"Kind", j.Kind}, {"Class", j.Class},

@@ -25,15 +25,15 @@ func TestExplainNamesTheFix(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"forbidden ConfigMaps", lockError("list", lock.KindConfigMap, "apps", "", apierrors.NewForbidden(cms, "", errors.New("denied"))),
+		{"forbidden ConfigMaps", lockError("list", lock.KindConfigMap, "apps", apierrors.NewForbidden(cms, "", errors.New("denied"))),
 			`cannot list configmaps in namespace apps: forbidden (configmaps is forbidden: denied); ask for "list" on configmaps (RBAC), or leave ConfigMap locks out: --locks leases`},
-		{"forbidden Leases across namespaces", lockError("list", lock.KindLease, "", "", apierrors.NewForbidden(leases, "", errors.New("denied"))),
+		{"forbidden Leases across namespaces", lockError("list", lock.KindLease, "", apierrors.NewForbidden(leases, "", errors.New("denied"))),
 			`cannot list leases in all namespaces: forbidden (leases.coordination.k8s.io is forbidden: denied); ask for "list" on leases.coordination.k8s.io (RBAC)`},
-		{"unauthorized", lockError("list", lock.KindLease, "apps", "", apierrors.NewUnauthorized("token expired")),
+		{"unauthorized", lockError("list", lock.KindLease, "apps", apierrors.NewUnauthorized("token expired")),
 			"cannot list leases in namespace apps: the API server did not accept your credentials (token expired); log in again or pick another --context"},
-		{"not found", lockError("get", lock.KindLease, "apps", "x", apierrors.NewNotFound(leases, "x")),
-			`leases "x" not found in namespace "apps": check the name and -n`},
-		{"unreachable", lockError("list", lock.KindLease, "apps", "", &url.Error{Op: "Get", URL: "https://10.0.0.1:6443", Err: &net.OpError{Op: "dial", Err: errors.New("connection refused")}}),
+		{"not served", lockError("list", lock.KindLease, "apps", apierrors.NewNotFound(leases, "")),
+			`cannot list leases in namespace apps: the API server does not serve leases.coordination.k8s.io (leases.coordination.k8s.io "" not found); check --context, or leave that kind out with --locks`},
+		{"unreachable", lockError("list", lock.KindLease, "apps", &url.Error{Op: "Get", URL: "https://10.0.0.1:6443", Err: &net.OpError{Op: "dial", Err: errors.New("connection refused")}}),
 			"cannot list leases in namespace apps: the API server cannot be reached (Get \"https://10.0.0.1:6443\": dial: connection refused); check --context, --server and your network"},
 		{"exporter", &exporterError{where: "http://x", err: errors.New("refused"), fix: "check --exporter"},
 			"cannot read the history from the exporter at http://x: refused; check --exporter"},

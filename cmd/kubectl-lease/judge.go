@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"time"
 
 	"github.com/lease-exporter/lease-exporter/lock"
@@ -54,11 +55,4 @@ func judge(rec *lock.Lease, at time.Time, oneShot bool) judged {
 }
 
 // skewed says whether the holder is judged skewed, measured or by a renewTime ahead.
-func (j *judged) skewed() bool {
-	for _, p := range j.Problems {
-		if p == skewProblem {
-			return true
-		}
-	}
-	return false
-}
+func (j *judged) skewed() bool { return slices.Contains(j.Problems, skewProblem) }

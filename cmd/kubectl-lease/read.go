@@ -93,7 +93,7 @@ func (s *source) read(ctx context.Context, r readOptions) (c *informer.Cache, st
 				err = status // the API server's words, not the reflector's wrapping
 			}
 			select {
-			case refused <- lockError(verb, lock.Kinds[k], ns, "", err):
+			case refused <- lockError(verb, lock.Kinds[k], ns, err):
 			default:
 			}
 		}}
