@@ -80,7 +80,7 @@ func find(src Source, at time.Time, namespace, name, kind string) (api.Detail, b
 		d.PreviousIncarnation = previousIncarnation(src, tombs, l)
 		d.Strategy, d.PreferredHolder = l.Strategy(), l.PreferredHolder()
 		if k == lock.KindLease {
-			d.Candidates = candidatesOf(src, namespace, name, d.PreferredHolder, at)
+			d.Candidates = api.Candidates(src, namespace, name, d.PreferredHolder, at)
 		}
 		return d, true
 	}

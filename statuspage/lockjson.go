@@ -8,8 +8,8 @@ import (
 )
 
 // The JSON form of what only the exporter's cache knows: a lock's detail with its history,
-// and a tombstone. A lock judged at a moment and a LeaseCandidate are api's (Summarize,
-// CandidateJSON), which kubectl lease shares.
+// and a tombstone. A lock judged at a moment and a Lease's LeaseCandidates are api's (Summarize,
+// Candidates), which kubectl lease shares.
 
 // detail is l as judged at at, with its expiry and history, rebuilt tenures first.
 func detail(l *lock.Lease, at time.Time, rebuilt []lock.Tenure) api.Detail {

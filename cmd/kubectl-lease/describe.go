@@ -1,12 +1,9 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -86,7 +83,7 @@ func runDescribe(ctx context.Context, o *options, arg string, locksSet bool) err
 	d := describer{w: o.streams.Out, at: at}
 	d.record(&j, l, src.clock)
 	if !l.Kind().Annotation() {
-		d.candidates(candidatesJSON(cands, l, at))
+		d.candidates(cands)
 	}
 	detail, where, exporterErr := exporterDetail(ctx, o, src, l)
 	d.history(detail, where, exporterErr)
@@ -94,9 +91,9 @@ func runDescribe(ctx context.Context, o *options, arg string, locksSet bool) err
 }
 
 // findLock reads ns/name as each of kinds in turn, through the informer (a Lease with its
-// LeaseCandidates); the first that is a lock wins. One kind at a time: the next is read only
-// if need be (an Endpoints list draws the API server's deprecation warning).
-func findLock(ctx context.Context, src *source, kinds []lock.Kind, ns, name string) (*lock.Lease, []*lock.Candidate, error) {
+// LeaseCandidates, judged now); the first that is a lock wins. One kind at a time: the next is
+// read only if need be (an Endpoints list draws the API server's deprecation warning).
+func findLock(ctx context.Context, src *source, kinds []lock.Kind, ns, name string) (*lock.Lease, []api.Candidate, error) {
 	var tried []string
 	for _, k := range kinds {
 		c, stop, _, err := src.read(ctx, readOptions{kinds: []lock.Kind{k}, ns: ns, candidates: !k.Annotation()})
@@ -104,14 +101,10 @@ func findLock(ctx context.Context, src *source, kinds []lock.Kind, ns, name stri
 			return nil, nil, err
 		}
 		l := c.Lookup(k, ns, name)
-		var cands []*lock.Candidate
-		if l != nil && c.WatchingCandidates() {
-			cands = []*lock.Candidate{}
-			c.RangeCandidates(func(cd *lock.Candidate) {
-				if cd.Namespace() == ns && cd.LeaseName == name {
-					cands = append(cands, cd)
-				}
-			})
+		var cands []api.Candidate
+		if l != nil {
+			at, _, _ := src.clock.now()
+			cands = api.Candidates(c, ns, name, l.PreferredHolder(), at)
 		}
 		stop()
 		if l != nil {
@@ -121,19 +114,4 @@ func findLock(ctx context.Context, src *source, kinds []lock.Kind, ns, name stri
 	}
 	return nil, nil, fmt.Errorf("no lock %s/%s: found %s with the leader annotation (%s is the annotation of ConfigMap and Endpoints locks); check the name, or list them: kubectl lease -n %s --locks %s",
 		ns, name, strings.Join(tried, ", "), leaderrecord.Annotation, ns, lock.KindNames("and"))
-}
-
-// candidatesJSON is cands, the LeaseCandidates of the Lease l, as the exporter's detail
-// carries them, judged at at, by name; nil when the informer found them not served (or not
-// readable).
-func candidatesJSON(cands []*lock.Candidate, l *lock.Lease, at time.Time) []api.Candidate {
-	if cands == nil {
-		return nil
-	}
-	out := []api.Candidate{}
-	for _, cd := range cands {
-		out = append(out, api.CandidateJSON(cd, l.PreferredHolder(), at))
-	}
-	slices.SortFunc(out, func(a, b api.Candidate) int { return cmp.Compare(a.Name, b.Name) })
-	return out
 }

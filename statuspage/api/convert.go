@@ -1,6 +1,8 @@
 package api
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"github.com/lease-exporter/lease-exporter/lock"
@@ -42,9 +44,9 @@ func Summarize(l *lock.Lease, at time.Time) Lease {
 	return s
 }
 
-// CandidateJSON is c as the JSON API's detail carries it, judged at at; preferred is the
+// candidateJSON is c as the JSON API's detail carries it, judged at at; preferred is the
 // Lease's spec.preferredHolder.
-func CandidateJSON(c *lock.Candidate, preferred string, at time.Time) Candidate {
+func candidateJSON(c *lock.Candidate, preferred string, at time.Time) Candidate {
 	cd := Candidate{Name: c.Name(), BinaryVersion: c.BinaryVersion, EmulationVersion: c.EmulationVersion,
 		Strategy: c.Strategy, Fresh: c.Fresh(at.UnixMicro()), Preferred: preferred != "" && c.Name() == preferred}
 	if c.HasRenewTime {
@@ -54,6 +56,29 @@ func CandidateJSON(c *lock.Candidate, preferred string, at time.Time) Candidate 
 		cd.PingTime = timeOf(c.PingTime)
 	}
 	return cd
+}
+
+// CandidateSource is where Candidates finds a Lease's LeaseCandidates: the informer's cache.
+type CandidateSource interface {
+	WatchingCandidates() bool
+	RangeCandidates(func(*lock.Candidate))
+}
+
+// Candidates returns the LeaseCandidates of the Lease namespace/name as the JSON API's detail
+// carries them, judged at at, by name; nil when LeaseCandidates are not watched (so "none"
+// can be told from "not watched"). preferred is the Lease's spec.preferredHolder.
+func Candidates(src CandidateSource, namespace, name, preferred string, at time.Time) []Candidate {
+	if !src.WatchingCandidates() {
+		return nil
+	}
+	out := []Candidate{}
+	src.RangeCandidates(func(c *lock.Candidate) {
+		if c.Namespace() == namespace && c.LeaseName == name {
+			out = append(out, candidateJSON(c, preferred, at))
+		}
+	})
+	slices.SortFunc(out, func(a, b Candidate) int { return cmp.Compare(a.Name, b.Name) })
+	return out
 }
 
 // SummaryJSON is a class summed up as the JSON list carries the node heartbeats: the list
