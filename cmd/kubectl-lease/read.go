@@ -100,17 +100,20 @@ func (s *source) read(ctx context.Context, r readOptions) (c *informer.Cache, st
 	if r.ns != "" {
 		opts.Namespaces = []string{r.ns}
 	}
-	if c, err = informer.NewForClients(s.clients, opts, nil, nil); err != nil {
+	// cache, not the named result c, which the error returns below clear while the
+	// WaitForCacheSync goroutine may still read it.
+	cache, err := informer.NewForClients(s.clients, opts, nil, nil)
+	if err != nil {
 		return nil, nil, nil, err
 	}
-	if err := c.DiscoverCandidates(ctx, candidateDiscovery); err != nil {
+	if err := cache.DiscoverCandidates(ctx, candidateDiscovery); err != nil {
 		return nil, nil, nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	c.Start(ctx)
-	stop = func() { cancel(); c.Shutdown() }
+	cache.Start(ctx)
+	stop = func() { cancel(); cache.Shutdown() }
 	synced := make(chan error, 1)
-	go func() { synced <- c.WaitForCacheSync(ctx) }()
+	go func() { synced <- cache.WaitForCacheSync(ctx) }()
 	select {
 	case err = <-synced:
 	case err = <-refused:
@@ -119,7 +122,7 @@ func (s *source) read(ctx context.Context, r readOptions) (c *informer.Cache, st
 		stop()
 		return nil, nil, nil, err
 	}
-	return c, stop, refused, nil
+	return cache, stop, refused, nil
 }
 
 // records returns c's locks in the order a list shows them: by kind (--locks' order), then
