@@ -97,7 +97,7 @@ func (d *describer) candidates(cands []api.Candidate) {
 func (d *describer) history(detail *api.Detail, where string, err error) {
 	switch {
 	case err != nil:
-		d.field("History", "<unknown: "+explainExporter(err)+">")
+		d.field("History", "<unknown: "+err.Error()+">")
 		return
 	case detail == nil:
 		d.field("History", "<unknown without an exporter: only an observer of every write knows past holders and the time without one; give --exporter URL or --exporter-service NAMESPACE/NAME>")

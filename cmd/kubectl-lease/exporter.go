@@ -28,16 +28,10 @@ type exporterError struct {
 	err        error
 }
 
-func (e *exporterError) Error() string { return explainExporter(e) }
-func (e *exporterError) Unwrap() error { return e.err }
-
-func explainExporter(err error) string {
-	var ee *exporterError
-	if !errors.As(err, &ee) {
-		return err.Error()
-	}
-	return fmt.Sprintf("cannot read the history from the exporter at %s: %v; %s", ee.where, ee.err, ee.fix)
+func (e *exporterError) Error() string {
+	return fmt.Sprintf("cannot read the history from the exporter at %s: %v; %s", e.where, e.err, e.fix)
 }
+func (e *exporterError) Unwrap() error { return e.err }
 
 // exporterDetail reads l's detail from the exporter --exporter or --exporter-service names;
 // nil, with no error, when neither is given. An answer about another lock (another
@@ -127,7 +121,7 @@ func getExporter(ctx context.Context, base, path, kind string) ([]byte, error) {
 		if errors.As(err, &re) {
 			return nil, &exporterError{where: where, err: re, fix: "give --exporter as the URL it redirects to, if you trust that server"}
 		}
-		return nil, &exporterError{where: where, err: requestError(err), fix: portForwardFix("check --exporter, or reach")}
+		return nil, &exporterError{where: where, err: requestError(err), fix: "check --exporter, or reach the exporter with kubectl port-forward and --exporter http://127.0.0.1:PORT"}
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
@@ -203,9 +197,4 @@ func forwardFix(err error, ns string) string {
 		return serviceFix(err, ns)
 	}
 	return "check that the exporter's Pod runs (kubectl get pods -n " + ns + "), or give --exporter URL"
-}
-
-// portForwardFix is the way to an exporter --exporter names that it could not reach.
-func portForwardFix(verb string) string {
-	return verb + " the exporter with kubectl port-forward and --exporter http://127.0.0.1:PORT"
 }

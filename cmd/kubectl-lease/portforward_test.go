@@ -48,7 +48,7 @@ func TestExporterServiceResolvesAReadyPodAndItsPort(t *testing.T) {
 		}
 	}
 	notReady := fake.NewClientset(svc, slice("a", false, "starting"))
-	if _, err := serviceBackend(context.Background(), notReady, "monitoring/lease-exporter"); err == nil || !strings.Contains(explainExporter(err), "the Service has no Ready Pod") {
+	if _, err := serviceBackend(context.Background(), notReady, "monitoring/lease-exporter"); err == nil || !strings.Contains(err.Error(), "the Service has no Ready Pod") {
 		t.Errorf("a Service without a Ready Pod: %v", err)
 	}
 }
