@@ -211,14 +211,97 @@ function(c, grafana)
     else error 'perses.libsonnet: no Perses panel for the Grafana panel type %s (panel %s): map it here' % [p.type, p.title];
 
   local panelKey(p) = std.toString(p.id);
-  local panel(p) = {
+  local panel(p, links) = {
     kind: 'Panel',
     spec: {
       display: { name: p.title } + (if std.get(p, 'description', '') != '' then { description: p.description } else {}),
       plugin: plugin(p),
       queries: queries(p),
-    },
+    } + (if std.length(links) > 0 then { links: links } else {}),
   };
+
+  // Links. Perses 0.52 has panel links ({name, url, tooltip, renderVariables, targetBlank},
+  // the variables in them rendered as in queries) and no dashboard links. So:
+  //   panel link, data link -> a link of the same panel
+  //   dashboard link        -> a link of the dashboard's first panel (top left), after its own
+  //   type "dashboards"     -> one link per other dashboard with the tags, by title
+  // A link to a Grafana dashboard (/d/<uid>/...) becomes one to its Perses twin in the same
+  // project: /projects/${__project}/dashboards/<uid>, each variable both dashboards have as
+  // var-<name>=${<name>:percentencode} (a multiple choice arrives as a,b, as Perses writes it),
+  // and the time range as start=${__from}&end=${__to} (the window shown, in ms: Perses has no
+  // variable for a relative range). Grafana's per-row values (${__data.fields.x},
+  // ${__field.labels.x}) have no Perses counterpart: a panel links as a whole, so such a
+  // variable is passed from the dashboard if it has one, and else chosen on the target (its
+  // tooltip says so). A link elsewhere keeps its URL, variables rendered.
+  local queryVars(g) = [v.name for v in g.templating.list if v.type == 'query'];
+  local byUID = { [grafana[f].uid]: grafana[f] for f in std.objectFields(grafana) };
+  local targetUID(g, url) =
+    local uid = std.split(std.substr(url, 3, std.length(url)), '/')[0];
+    if std.objectHas(byUID, uid) then uid
+    else error 'perses.libsonnet: dashboard %s links to %s, which is not one of the rendered dashboards' % [g.title, url];
+  local perRow(v) = std.startsWith(v, '${__data.') || std.startsWith(v, '${__field.') || std.startsWith(v, '${__value.');
+  // What one parameter of a Grafana dashboard URL asks for: { vars, time, rowVars }.
+  local param(g, l, p) =
+    if p == '${__url_time_range}' then { time: true }
+    else if std.startsWith(p, '${') && std.endsWith(p, ':queryparam}') then { vars: [std.substr(p, 2, std.length(p) - 14)] }
+    else if std.startsWith(p, 'var-') && std.length(std.findSubstr('=', p)) > 0 && perRow(std.splitLimit(p, '=', 1)[1]) then
+      { rowVars: [std.substr(std.splitLimit(p, '=', 1)[0], 4, std.length(p))] }
+    else error 'perses.libsonnet: dashboard %s, link %s: no Perses form for the URL parameter %s: map it here' % [g.title, l.title, p];
+  local dashboardLink(g, l, uid, asked) =
+    local target = byUID[uid];
+    local have = queryVars(g);
+    local vars = [n for n in queryVars(target) if std.member(have, n) && (std.member(asked.vars, n) || std.member(asked.rowVars, n))];
+    local chosen = [n for n in asked.rowVars if !std.member(have, n)];
+    local params = ['var-%s=${%s:percentencode}' % [n, n] for n in vars]
+                   + (if asked.time then ['start=${__from}', 'end=${__to}'] else []);
+    {
+      name: l.title,
+      url: '/projects/${__project}/dashboards/' + uid + (if std.length(params) > 0 then '?' + std.join('&', params) else ''),
+      renderVariables: true,
+      targetBlank: std.get(l, 'targetBlank', false),
+    } + (
+      if std.length(chosen) > 0 then { tooltip: '%s: %s chosen there (a Perses link is the panel\'s, not a series\')' % [std.get(l, 'tooltip', l.title), std.join(' and ', chosen)] }
+      else if std.get(l, 'tooltip', '') != '' then { tooltip: l.tooltip }
+      else {}
+    );
+  // A Grafana link of type "link" (panel, dashboard) or a data link.
+  local link(g, l) =
+    local includeVars = std.get(l, 'includeVars', false);
+    local keepTime = std.get(l, 'keepTime', false);
+    if std.startsWith(l.url, '/d/') then
+      local parts = std.splitLimit(l.url, '?', 1);
+      local ps = if std.length(parts) > 1 then [param(g, l, p) for p in std.split(parts[1], '&')] else [];
+      dashboardLink(g, l, targetUID(g, parts[0]), {
+        vars: std.flattenArrays([std.get(x, 'vars', []) for x in ps]) + (if includeVars then queryVars(g) else []),
+        rowVars: std.flattenArrays([std.get(x, 'rowVars', []) for x in ps]),
+        time: keepTime || std.length([x for x in ps if std.get(x, 'time', false)]) > 0,
+      })
+    else if includeVars || keepTime then error 'perses.libsonnet: dashboard %s, link %s: includeVars or keepTime on a link outside Grafana: map it here' % [g.title, l.title]
+    else {
+      name: l.title,
+      url: l.url,
+      renderVariables: true,
+      targetBlank: std.get(l, 'targetBlank', false),
+    } + (if std.get(l, 'tooltip', '') != '' then { tooltip: l.tooltip } else {});
+  local dashboardLinks(g) = std.flattenArrays([
+    if l.type == 'link' then [link(g, l)]
+    else if l.type == 'dashboards' then [
+      dashboardLink(g, l { title: d.title }, d.uid, { vars: if std.get(l, 'includeVars', false) then queryVars(g) else [], rowVars: [], time: std.get(l, 'keepTime', false) })
+      for d in std.sort([byUID[u] for u in std.objectFields(byUID)], function(d) d.title)
+      if d.uid != g.uid && std.all([std.member(std.get(d, 'tags', []), t) for t in l.tags])
+    ]
+    else error 'perses.libsonnet: dashboard %s: no Perses form for a dashboard link of type %s: map it here' % [g.title, l.type]
+    for l in std.get(g, 'links', [])
+  ]);
+  // A panel's own links, then its data links (the defaults' and each override's).
+  local panelLinks(g, p) =
+    local f = std.get(p, 'fieldConfig', {});
+    [link(g, l) for l in std.get(p, 'links', [])]
+    + [link(g, l) for l in std.get(std.get(f, 'defaults', {}), 'links', [])]
+    + std.flattenArrays([[link(g, l) for l in x.value] for o in std.get(f, 'overrides', []) for x in o.properties if x.id == 'links']);
+  // Two links to the same place (the Holder's "All leases" and the dashboard's "Leases
+  // overview", say) are one in a panel's menu: the first is kept.
+  local distinct(links) = std.foldl(function(acc, l) if std.member([x.url for x in acc], l.url) then acc else acc + [l], links, []);
 
   // label_values(SELECTOR, LABEL) or label_values(LABEL).
   local labelValues(v) =
@@ -253,6 +336,7 @@ function(c, grafana)
 
   local dashboard(file, g) =
     local panels = [p for p in g.panels if p.type != 'row'];
+    local first = std.sort(panels, function(p) p.gridPos.y * 1000 + p.gridPos.x)[0];
     {
       kind: 'Dashboard',
       metadata: { name: g.uid, project: c.persesProject },
@@ -262,7 +346,7 @@ function(c, grafana)
         refreshInterval: if std.member(['5s', '10s', '15s', '30s', '1m', '5m', '15m', '30m', '1h'], g.refresh) then g.refresh
         else error 'perses.libsonnet: dashboard %s: refresh %s is not a Perses refresh interval' % [g.title, g.refresh],
         variables: [variable(v) for v in g.templating.list if v.type == 'query'],
-        panels: { [panelKey(p)]: panel(p) for p in panels },
+        panels: { [panelKey(p)]: panel(p, distinct(panelLinks(g, p) + (if p.id == first.id then dashboardLinks(g) else []))) for p in panels },
         layouts: [{
           kind: 'Grid',
           spec: { items: [
