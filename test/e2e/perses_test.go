@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,13 +17,16 @@ import (
 	"github.com/chromedp/chromedp"
 
 	testbrowser "github.com/lease-exporter/lease-exporter/internal/testenv/browser"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/mixin"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/perses"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/promstack"
 )
 
 // The release tier's render: TestDashboardsDrawInPerses opens every shipped dashboard in a
 // real Perses (v0.52.0, hack/perses/build.sh) in headless Chromium, over the same staged
 // elections TestDashboards queries, and fails for every panel that does not draw data. It
-// also migrates each Grafana dashboard with `percli migrate` and renders that, so the
+// follows the dashboards' links as the UI renders them, draws the multi-cluster rendering
+// too, and migrates each Grafana dashboard with `percli migrate` and renders that, so the
 // Grafana panels are seen drawing, not only queried.
 
 const (
@@ -32,6 +36,12 @@ const (
 	browserWidth, browserHeight = 1600, 2600
 	projectShipped              = "lease-exporter"
 	projectMigrated             = "grafana-migrated"
+	// The multi-cluster rendering, as mixin/render's multi-cluster test renders it, in a
+	// project whose datasource is a Prometheus that labels the exporter's series with that
+	// cluster label, as a global query layer would.
+	projectMultiCluster       = "lease-exporter-multicluster"
+	multiClusterOverride      = `{ showMultiCluster: true, clusterLabel: 'k8s_cluster' }`
+	clusterLabel, clusterName = "k8s_cluster", "e2e"
 )
 
 // panelState is what the page shows of one panel, read from its DOM.
@@ -97,6 +107,16 @@ func TestDashboardsDrawInPerses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The multi-cluster project's Prometheus scrapes the same exporter, from before the
+	// conditions are staged so that it holds them too.
+	cluster, err := promstack.StartPrometheus(ctx, t.TempDir(), promstack.PrometheusOptions{
+		Targets: []string{env.exporter.Addr()}, ScrapeInterval: scrapeInterval, EvaluationPeriod: scrapeInterval,
+		TargetLabels: map[string]string{clusterLabel: clusterName},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cluster.Stop)
 	stageDashboardConditions(t)
 	dir := t.TempDir()
 	srv, err := perses.Start(ctx, dir, tools, env.prom.URL, scrapeInterval)
@@ -104,10 +124,13 @@ func TestDashboardsDrawInPerses(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Stop)
-	for _, p := range []string{projectShipped, projectMigrated} {
+	for _, p := range []string{projectShipped, projectMigrated, projectMultiCluster} {
 		if err := srv.CreateProject(p); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := srv.CreateProjectDatasource(projectMultiCluster, cluster.URL, scrapeInterval); err != nil {
+		t.Fatal(err)
 	}
 
 	shots := screenshotDir(t)
@@ -121,22 +144,74 @@ func TestDashboardsDrawInPerses(t *testing.T) {
 	if len(shipped) == 0 || len(shipped) != len(grafana) {
 		t.Fatalf("%d Perses dashboards for %d Grafana ones (run make generate)", len(shipped), len(grafana))
 	}
+	// Every dashboard is in place before any is opened: the links lead from one to another.
+	created := map[string][]byte{}
 	for _, f := range shipped {
 		d, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		name := dashboardName(t, d)
 		if err := srv.CreateDashboard(projectShipped, d); err != nil {
 			t.Fatalf("Perses refused %s: %v", f, err)
 		}
+		created[f] = d
+	}
+	for _, f := range shipped {
+		d := created[f]
+		name := dashboardName(t, d)
 		t.Run("perses/"+name, func(t *testing.T) {
 			kinds, n := panelKinds(t, d)
 			panels := render(t, b, srv.DashboardURL(projectShipped, name, persesRange, vars[name]), n)
 			requireDrawn(t, panels, nil, titlesOnly(kinds, "TimeSeriesChart"))
 			b.screenshot(t, filepath.Join(shots, "perses-"+strings.TrimPrefix(name, "lease-exporter-")+".png"))
+			if name == "lease-exporter-lease-detail" {
+				start := time.Now()
+				followDashboardLinks(t, b)
+				t.Logf("the dashboard links followed in %s", time.Since(start).Round(time.Second))
+			}
 		})
 	}
+
+	// The multi-cluster rendering, one cluster chosen, and the overview's drill-down to a
+	// lock's detail carrying that cluster.
+	start := time.Now()
+	multi, err := mixin.Render(ctx, multiClusterOverride, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	multiFiles, _ := filepath.Glob(filepath.Join(multi.Perses, "*.json"))
+	if len(multiFiles) != len(shipped)+1 {
+		t.Fatalf("%d Perses dashboards in multi-cluster mode, want the %d shipped ones and the fleet overview", len(multiFiles), len(shipped))
+	}
+	for _, f := range multiFiles {
+		d, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := srv.CreateDashboard(projectMultiCluster, d); err != nil {
+			t.Fatalf("Perses refused the multi-cluster %s: %v", f, err)
+		}
+		created[f] = d
+	}
+	for _, f := range multiFiles {
+		d := created[f]
+		name := dashboardName(t, d)
+		t.Run("multi-cluster/"+name, func(t *testing.T) {
+			v := map[string]string{"cluster": clusterName}
+			maps.Copy(v, vars[name])
+			kinds, n := panelKinds(t, d)
+			panels := render(t, b, srv.DashboardURL(projectMultiCluster, name, persesRange, v), n)
+			requireDrawn(t, panels, nil, titlesOnly(kinds, "TimeSeriesChart"))
+		})
+	}
+	t.Run("multi-cluster/drill-down", func(t *testing.T) {
+		u := srv.DashboardURL(projectMultiCluster, "lease-exporter-overview", persesRange, map[string]string{"cluster": clusterName})
+		if err := chromedp.Do(b.ctx, chromedp.Navigate(u)); err != nil {
+			t.Fatalf("open %s: %v", u, err)
+		}
+		followDrillDown(t, b)
+	})
+	t.Logf("the multi-cluster rendering drawn and its drill-down followed in %s", time.Since(start).Round(time.Second))
 	for _, f := range grafana {
 		migrated, err := srv.Migrate(ctx, f)
 		if err != nil {

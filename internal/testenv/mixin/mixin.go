@@ -18,6 +18,7 @@ import (
 type Rendering struct {
 	Alerts     string // prometheus_alerts.yaml, a Prometheus rule file
 	Dashboards string // dashboards_out/, the Grafana dashboards
+	Perses     string // perses_dashboards_out/, the Perses dashboards
 }
 
 // Render renders the mixin with override merged into its _config (a jsonnet object) into dir.
@@ -35,5 +36,6 @@ func Render(ctx context.Context, override, dir string) (Rendering, error) {
 	return Rendering{
 		Alerts:     filepath.Join(dir, "prometheus_alerts.yaml"),
 		Dashboards: filepath.Join(dir, "dashboards_out"),
+		Perses:     filepath.Join(dir, "perses_dashboards_out"),
 	}, nil
 }

@@ -127,13 +127,7 @@ security:
 	ds := map[string]any{
 		"kind":     "GlobalDatasource",
 		"metadata": map[string]any{"name": "prometheus"},
-		"spec": map[string]any{"default": true, "plugin": map[string]any{
-			"kind": "PrometheusDatasource",
-			"spec": map[string]any{
-				"scrapeInterval": scrapeInterval.String(),
-				"proxy":          map[string]any{"kind": "HTTPProxy", "spec": map[string]any{"url": promURL}},
-			},
-		}},
+		"spec":     prometheusDatasource(promURL, scrapeInterval),
 	}
 	if err := s.post("/api/v1/globaldatasources", ds); err != nil {
 		s.Stop()
@@ -142,9 +136,30 @@ security:
 	return s, nil
 }
 
+// prometheusDatasource is the spec of a default Prometheus datasource proxied to promURL.
+func prometheusDatasource(promURL string, scrapeInterval time.Duration) map[string]any {
+	return map[string]any{"default": true, "plugin": map[string]any{
+		"kind": "PrometheusDatasource",
+		"spec": map[string]any{
+			"scrapeInterval": scrapeInterval.String(),
+			"proxy":          map[string]any{"kind": "HTTPProxy", "spec": map[string]any{"url": promURL}},
+		},
+	}}
+}
+
 // CreateProject creates a Perses project.
 func (s *Server) CreateProject(name string) error {
 	return s.post("/api/v1/projects", map[string]any{"kind": "Project", "metadata": map[string]any{"name": name}})
+}
+
+// CreateProjectDatasource gives project a default Prometheus datasource of its own, promURL,
+// which its dashboards use instead of the global one.
+func (s *Server) CreateProjectDatasource(project, promURL string, scrapeInterval time.Duration) error {
+	return s.post("/api/v1/projects/"+project+"/datasources", map[string]any{
+		"kind":     "Datasource",
+		"metadata": map[string]any{"name": "prometheus", "project": project},
+		"spec":     prometheusDatasource(promURL, scrapeInterval),
+	})
 }
 
 // CreateDashboard stores a Perses Dashboard (JSON) in project, which the server validates

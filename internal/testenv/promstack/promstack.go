@@ -180,6 +180,9 @@ type PrometheusOptions struct {
 	// ScrapeConfigs are more jobs, YAML list items indented to follow the exporter's job
 	// under scrape_configs (two spaces before each "- job_name").
 	ScrapeConfigs string
+	// TargetLabels are set on the exporter's targets, so every series of the job carries them
+	// (up included), as a global query layer's cluster label does.
+	TargetLabels map[string]string
 }
 
 // StartPrometheus runs Prometheus in dir scraping the targets with the rules loaded.
@@ -194,13 +197,18 @@ func StartPrometheus(ctx context.Context, dir string, o PrometheusOptions) (*Pro
 		ext, _ := json.Marshal(o.ExternalLabels)
 		global += ", external_labels: " + string(ext)
 	}
+	static := "targets: " + string(targets)
+	if len(o.TargetLabels) > 0 {
+		labels, _ := json.Marshal(o.TargetLabels)
+		static += ", labels: " + string(labels)
+	}
 	cfg := fmt.Sprintf(`global: {%s}
 rule_files: %s
 scrape_configs:
   - job_name: lease-exporter
     honor_labels: true
-    static_configs: [{targets: %s}]
-`, global, rules, targets)
+    static_configs: [{%s}]
+`, global, rules, static)
 	if o.MetricRelabelConfigs != "" {
 		cfg += "    metric_relabel_configs: " + o.MetricRelabelConfigs + "\n"
 	}
