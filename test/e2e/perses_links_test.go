@@ -22,19 +22,21 @@ type renderedLink struct {
 
 // readPanelLinks reads the links of the panel titled by its argument: the link button of a
 // panel with one link, or the items of the menu a panel with several opens (clicked from
-// script: the header shows its buttons only under the pointer).
+// script: the header shows its buttons only under the pointer). A link the header draws
+// twice (its button and its tooltip's anchor) is one link.
 const readPanelLinks = `(title) => {
   const p = Array.from(document.querySelectorAll('section[data-testid="panel"]')).find(s => {
     const h = s.querySelector('h6');
     return h && h.innerText.trim() === title;
   });
   if (!p) return '[]';
+  const unique = (ls) => ls.filter((l, i) => ls.findIndex(m => m.name === l.name && m.href === l.href) === i);
   const menu = p.querySelector('button[aria-label="Panel links"]');
   if (!menu) {
-    return JSON.stringify(Array.from(p.querySelectorAll('header a[href]')).map(a => ({name: a.getAttribute('aria-label'), href: a.href})));
+    return JSON.stringify(unique(Array.from(p.querySelectorAll('header a[href]')).map(a => ({name: a.getAttribute('aria-label'), href: a.href}))));
   }
   if (!document.querySelector('[role="menu"]')) menu.click();
-  return JSON.stringify(Array.from(document.querySelectorAll('[role="menu"] a[href]')).map(a => ({name: a.innerText.trim(), href: a.href})));
+  return JSON.stringify(unique(Array.from(document.querySelectorAll('[role="menu"] a[href]')).map(a => ({name: a.innerText.trim(), href: a.href}))));
 }`
 
 // panelLinks waits until the panel titled title shows want links whose variables have their
