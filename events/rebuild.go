@@ -336,10 +336,11 @@ func (ts *tenures) end(holder string, to int64, held time.Duration, ended lock.E
 	*ts = append(*ts, lock.Tenure{Holder: holder, From: from, LastRenew: to, To: to, Ended: ended, Rebuilt: true})
 }
 
-// last returns the last max tenures.
+// last returns the last max tenures, in an array of their own: the history keeps them for
+// the process' life, and appending grew the one they were built in to twice their size.
 func (ts tenures) last(max int) []lock.Tenure {
 	if len(ts) > max {
 		ts = ts[len(ts)-max:]
 	}
-	return slices.Clip([]lock.Tenure(ts))
+	return slices.Clone([]lock.Tenure(ts))
 }
