@@ -89,6 +89,7 @@ fuzz: ## Fuzz the collector, the leader-record parser, the Events' note parser a
 	$(GO) test -run '^$$' -fuzz FuzzNoteRoundTrip -fuzztime 14000x ./events/
 	$(GO) test -run '^$$' -fuzz FuzzDecodePage -fuzztime 14000x ./events/
 	$(GO) test -run '^$$' -fuzz FuzzEscRoundTrip -fuzztime 20000x ./cmd/kubectl-lease/
+	$(GO) test -run '^$$' -fuzz FuzzCustomColumnsRoundTrip -fuzztime 20000x ./cmd/kubectl-lease/
 
 vuln-selftest: ## Check the vulnerability scan's wiring offline (hack/govulncheck.sh --selftest, mkvulndb's tests).
 	hack/govulncheck.sh --selftest

@@ -41,7 +41,7 @@ func customColumns(output string, noHeaders bool) (p *columnsPrinter, ok bool, e
 			p.headers, specs = append(p.headers, header), append(specs, path)
 		}
 	} else if file, found := strings.CutPrefix(output, "custom-columns-file="); found {
-		b, err := os.ReadFile(file)
+		b, err := readSpecFile(file)
 		if err != nil {
 			return nil, true, fmt.Errorf("invalid -o custom-columns-file: %w", err)
 		}
@@ -99,4 +99,21 @@ func (p *columnsPrinter) PrintObj(obj runtime.Object, w io.Writer) error {
 		tabRow(tw, "", row...)
 	}
 	return tw.Flush()
+}
+
+// maxSpecFile bounds a custom-columns file: two lines of headers and paths.
+const maxSpecFile = 64 << 10
+
+// readSpecFile reads a custom-columns file, refusing one over maxSpecFile before holding it.
+func readSpecFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxSpecFile+1))
+	if err == nil && len(b) > maxSpecFile {
+		err = fmt.Errorf("%s is over %d KiB; it holds two lines, headers and paths", name, maxSpecFile>>10)
+	}
+	return b, err
 }
