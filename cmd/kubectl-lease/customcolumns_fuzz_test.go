@@ -25,9 +25,14 @@ func FuzzCustomColumnsRoundTrip(f *testing.F) {
 		if !utf8.ValidString(holder) || strings.Contains(holder, `\`) || holder == "" {
 			t.Skip() // esc passes invalid bytes and backslashes through; "" prints <none>
 		}
-		doc, _ := json.Marshal(map[string]any{"leases": []map[string]any{{"holder": holder}}})
+		// As listOutput.structured hands the document over: every value escaped.
+		raw, _ := json.Marshal(map[string]any{"leases": []map[string]any{{"holder": holder}}})
+		doc, err := escValues(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
 		var out bytes.Buffer
-		if err := p.PrintObj(&runtime.Unknown{Raw: doc}, &out); err != nil {
+		if err := p.PrintObj(&runtime.Unknown{Raw: escJSON(doc)}, &out); err != nil {
 			t.Fatal(err)
 		}
 		line, ok := strings.CutSuffix(out.String(), "\n")
