@@ -46,8 +46,12 @@ func exporterDetail(ctx context.Context, o *options, src *source, l *lock.Lease)
 	var err error
 	switch {
 	case o.exporter != "":
-		where = redactURL(o.exporter)
-		body, err = getExporter(ctx, o.exporter, path, kind)
+		u, user, perr := exporterURL(o.exporter)
+		if perr != nil {
+			return nil, "--exporter", perr
+		}
+		where = u.String()
+		body, err = getExporter(ctx, u, user, path, kind)
 	case o.exporterService != "":
 		where = "service " + o.exporterService
 		body, err = getThroughForward(ctx, src, o.exporterService, path, kind)
@@ -80,47 +84,38 @@ func sameLock(d *api.Detail, l *lock.Lease) error {
 		orNone(d.Kind), d.Namespace, d.Name, orNone(d.UID), l.Kind(), l.Namespace(), l.Name(), uid)
 }
 
-// exporterClient follows a redirect only within the scheme and host the user gave: one to
-// another host could take the request (and the URL's credentials) elsewhere, and one from
-// https to http would read the history in the clear.
-func exporterClient() *http.Client {
-	return &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
-		from := via[0].URL
-		if req.URL.Scheme != from.Scheme || !strings.EqualFold(req.URL.Host, from.Host) {
-			return &redirectError{to: req.URL}
-		}
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
-		}
-		return nil
-	}}
-}
-
-// redirectError is a redirect exporterClient's client refused.
-type redirectError struct{ to *url.URL }
-
-func (e *redirectError) Error() string {
-	return "it redirects to " + redactURL(e.to.String()) + ", another scheme or host, which describe does not follow"
-}
-
-func getExporter(ctx context.Context, base, path, kind string) ([]byte, error) {
-	where := redactURL(base)
-	u, err := url.Parse(base)
+// exporterURL is --exporter, an http(s) URL, without its user info: that is sent as basic
+// auth and never printed, in the history's heading or any error (a password, or a token as
+// the user name). What does not parse is not echoed at all.
+func exporterURL(s string) (*url.URL, *url.Userinfo, error) {
+	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, &exporterError{where: where, err: errors.New("not an http(s) URL"), fix: "give --exporter as http://HOST:PORT (the exporter's --web.listen-address)"}
+		return nil, nil, &exporterError{where: "--exporter", err: errors.New("not an http(s) URL"), fix: "give --exporter as http://HOST:PORT (the exporter's --web.listen-address)"}
 	}
-	u = u.JoinPath(path)
+	user := u.User
+	u.User = nil
+	return u, user, nil
+}
+
+// noRedirects: describe follows no redirect, which could take the request and its basic
+// auth to another host, or from https to http; the exporter's API never redirects.
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// getExporter GETs path (with ?kind=) from the exporter at base, with user's basic auth.
+func getExporter(ctx context.Context, base *url.URL, user *url.Userinfo, path, kind string) ([]byte, error) {
+	where := base.String()
+	u := base.JoinPath(path)
 	u.RawQuery = url.Values{"kind": {kind}}.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, &exporterError{where: where, err: errors.New("not a URL a request can be made to"), fix: "give --exporter as http://HOST:PORT (the exporter's --web.listen-address)"}
+		return nil, &exporterError{where: where, err: err, fix: "give --exporter as http://HOST:PORT (the exporter's --web.listen-address)"}
 	}
-	resp, err := exporterClient().Do(req)
+	if user != nil {
+		password, _ := user.Password()
+		req.SetBasicAuth(user.Username(), password)
+	}
+	resp, err := noRedirects.Do(req)
 	if err != nil {
-		var re *redirectError
-		if errors.As(err, &re) {
-			return nil, &exporterError{where: where, err: re, fix: "give --exporter as the URL it redirects to, if you trust that server"}
-		}
 		return nil, &exporterError{where: where, err: requestError(err), fix: "check --exporter, or reach the exporter with kubectl port-forward and --exporter http://127.0.0.1:PORT"}
 	}
 	defer resp.Body.Close()
@@ -129,14 +124,13 @@ func getExporter(ctx context.Context, base, path, kind string) ([]byte, error) {
 		return nil, &exporterError{where: where, err: requestError(err), fix: "try again"}
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, &exporterError{where: where, err: fmt.Errorf("%s: %s", resp.Status, answerError(body)), fix: statusFix(resp.StatusCode)}
+		return nil, &exporterError{where: where, err: statusError(resp, body), fix: statusFix(resp)}
 	}
 	return body, nil
 }
 
-// requestError is err from the HTTP client without the URL it names, which would carry
-// the URL's user name (net/http hides only the password): the message names the URL,
-// redacted, already.
+// requestError is err from the HTTP client without the URL it names: the message names the
+// exporter already.
 func requestError(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -145,22 +139,13 @@ func requestError(err error) error {
 	return err
 }
 
-// redactURL is the URL s with no user info, for every message: a password (or a token as a
-// user name) given in --exporter is never printed. What does not parse as a URL loses all
-// before its last "@", as a password may hold any character.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	switch {
-	case err == nil && u.Opaque == "" && u.User == nil:
-		return s
-	case err == nil && u.Opaque == "":
-		u.User = nil
-		return u.String()
+// statusError is a failed answer: its status, and the exporter's {"error": ...} or the body
+// (not a redirect's, which repeats where it leads, user info and all).
+func statusError(resp *http.Response, body []byte) error {
+	if _, err := resp.Location(); err == nil {
+		return errors.New(resp.Status)
 	}
-	if i := strings.LastIndex(s, "@"); i >= 0 {
-		return "…" + s[i:]
-	}
-	return s
+	return fmt.Errorf("%s: %s", resp.Status, answerError(body))
 }
 
 // answerError is the exporter's {"error": ...} answer, or the body.
@@ -174,9 +159,13 @@ func answerError(body []byte) string {
 	return strings.ToValidUTF8(strings.TrimSpace(string(body[:min(len(body), 200)])), "")
 }
 
-func statusFix(code int) string {
-	if code == http.StatusNotFound {
+func statusFix(resp *http.Response) string {
+	if resp.StatusCode == http.StatusNotFound {
 		return "the exporter does not watch this lock: check its --locks, --namespaces and --lease-selector, or, when sharded, ask the shard that owns it"
+	}
+	if to, err := resp.Location(); err == nil {
+		to.User = nil
+		return "describe follows no redirect: give --exporter as the URL it redirects to, " + to.String() + ", if you trust that server"
 	}
 	return "check the exporter's logs"
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -130,7 +131,7 @@ func getThroughForward(ctx context.Context, src *source, ref, path, kind string)
 		return nil, &exporterError{where: where, err: fmt.Errorf("port-forward: %w", err), fix: forwardFix(err, b.namespace)}
 	}
 	defer stop()
-	body, err := getExporter(ctx, fmt.Sprintf("http://127.0.0.1:%d", local), path, kind)
+	body, err := getExporter(ctx, &url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", local)}, nil, path, kind)
 	var ee *exporterError
 	if errors.As(err, &ee) {
 		ee.where = where
