@@ -43,6 +43,7 @@ func newSource(o *options) (*source, error) {
 	clock := newServerClock(time.Now)
 	cfg.Wrap(clock.wrap)
 	cfg.UserAgent = "kubectl-lease"
+	informer.Protobuf(cfg)
 	// Warnings (a deprecated API version) read as kubectl prints them, once each.
 	cfg.WarningHandler = rest.NewWarningWriter(o.streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true})
 	client, err := kubernetes.NewForConfig(cfg)
