@@ -1,11 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -60,7 +60,9 @@ func runList(ctx context.Context, o *options) error {
 type listOutput struct {
 	o     *options
 	clock *serverClock
-	out   io.Writer
+	// out buffers stdout, flushed after each print and each table's rows: a tabwriter writes
+	// each cell and its padding apart.
+	out *bufio.Writer
 	// filter is --class, summed is the class summed up instead of listed (node heartbeats,
 	// unless --class asks for them or -o name lists every lock).
 	filter, summed *lock.Class
@@ -71,7 +73,7 @@ type listOutput struct {
 }
 
 func newListOutput(o *options, clock *serverClock) *listOutput {
-	out := &listOutput{o: o, clock: clock, out: o.streams.Out}
+	out := &listOutput{o: o, clock: clock, out: bufio.NewWriterSize(o.streams.Out, 64<<10)}
 	if c, err := lock.ParseClass(o.class); o.class != "" && err == nil {
 		out.filter = &c
 	} else if o.output != "name" {
@@ -81,13 +83,17 @@ func newListOutput(o *options, clock *serverClock) *listOutput {
 	if o.watch {
 		out.shown = map[lock.Ref]shownState{}
 	}
-	out.table = newTable(o.streams.Out, columnsFor(o.allNamespaces, o.watch), o.output == "wide", o.noHeaders)
+	out.table = newTable(out.out, columnsFor(o.allNamespaces, o.watch), o.output == "wide", o.noHeaders)
 	return out
 }
 
 // print prints the records the informer observed in namespace ns ("" for all), judged at
 // one moment, as -o asks: names, the table, or a document.
 func (p *listOutput) print(recs []*lock.Lease, ns string) error {
+	return cmp.Or(p.write(recs, ns), p.out.Flush())
+}
+
+func (p *listOutput) write(recs []*lock.Lease, ns string) error {
 	at, _, _ := p.clock.now()
 	var listed []*lock.Lease
 	for _, rec := range recs {
@@ -128,6 +134,9 @@ func (p *listOutput) printTable(recs []*lock.Lease, at time.Time, ns string) err
 		if err := p.nodes.print(p.out, at); err != nil {
 			return err
 		}
+	}
+	if err := p.out.Flush(); err != nil { // before the note on stderr
+		return err
 	}
 	switch {
 	case len(rows) == 0 && p.nodes.Total() == 0 && ns == "":

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -37,7 +37,7 @@ var overdueColumns = []metav1.TableColumnDefinition{
 }
 
 // print writes the summary, judged at at, and the most overdue heartbeats.
-func (s *nodeSummary) print(w io.Writer, at time.Time) error {
+func (s *nodeSummary) print(w *bufio.Writer, at time.Time) error {
 	var counts []string
 	for _, st := range lock.Standings {
 		counts = append(counts, fmt.Sprintf("%d %s", s.Standings[st], st))
