@@ -17,7 +17,14 @@ import (
 // TextWriter renders the per-lease series straight into the Prometheus text format. At 100k
 // Leases the client_golang path builds a million const metrics and protobuf messages per
 // scrape; this path appends bytes to a buffered writer instead. Its output is byte-identical
-// to the client_golang path (text_test.go proves it), so the two are interchangeable.
+// to the client_golang path (text_test.go proves it), so the two are interchangeable, on a
+// cache that no event changes during the scrape. It walks the cache once per family, so an
+// event that lands during a scrape shows in the families walked after it and not in those
+// before: a lock that arrives or goes is in some of its families only, and a lock that changes
+// may show its old record in some families and its new one in others (client_golang's path
+// ranges once, each lock's families from one record). Each sample still comes from one whole
+// record, so lease_held is always judged on the lock's own duration, and the next scrape is
+// whole again (TestTextWriterLockArrivingMidScrape).
 type TextWriter struct {
 	view     informer.Ordered
 	now      func() time.Time
