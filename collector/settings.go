@@ -63,8 +63,8 @@ func (s *Settings) exportsClass(f *family, c lock.Class) bool {
 }
 
 // writesAny reports whether l has any series at evaluation time at (Unix µs): false only
-// for a node heartbeat without per-lease series that is on time, which the writer then need
-// not sort (90% of a large cluster's Leases).
+// for a node heartbeat without per-lease series that is on time, which a scrape's snapshot
+// then leaves out (90% of a large cluster's Leases).
 func (s *Settings) writesAny(l *lock.Lease, at int64) bool {
 	if l.Class != lock.ClassNodeHeartbeat || s.PerLeaseNodeHeartbeats {
 		return true

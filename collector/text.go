@@ -17,14 +17,11 @@ import (
 // TextWriter renders the per-lease series straight into the Prometheus text format. At 100k
 // Leases the client_golang path builds a million const metrics and protobuf messages per
 // scrape; this path appends bytes to a buffered writer instead. Its output is byte-identical
-// to the client_golang path (text_test.go proves it), so the two are interchangeable, on a
-// cache that no event changes during the scrape. It walks the cache once per family, so an
-// event that lands during a scrape shows in the families walked after it and not in those
-// before: a lock that arrives or goes is in some of its families only, and a lock that changes
-// may show its old record in some families and its new one in others (client_golang's path
-// ranges once, each lock's families from one record). Each sample still comes from one whole
-// record, so lease_held is always judged on the lock's own duration, and the next scrape is
-// whole again (TestTextWriterLockArrivingMidScrape).
+// to the client_golang path (text_test.go proves it), so the two are interchangeable. Like
+// that path's one pass over the view, a scrape reads the cache once (informer.Snapshot) and
+// writes every family from what it read: a lock that arrives, goes or changes while the
+// scrape is written is in every family of it or in none, always as one record
+// (TestTextWriterLockArrivingMidScrape and its neighbours).
 type TextWriter struct {
 	view     informer.Ordered
 	now      func() time.Time
@@ -37,15 +34,19 @@ func NewTextWriter(view informer.Ordered, s Settings) *TextWriter {
 }
 
 // Write writes self (already gathered families, sorted by name, as client_golang returns them)
-// merged in name order with the per-lease families, as one text exposition. Each family walks
-// the locks in the order the cache keeps (informer.Ordered): nothing is sorted or collected per
-// scrape, and bytes leave as soon as the first buffer is full.
+// merged in name order with the per-lease families, as one text exposition. The per-lease
+// families are written from one snapshot of the cache, each walking it in the order the cache
+// keeps (informer.Ordered): nothing is sorted per scrape, and bytes leave as soon as the first
+// buffer is full.
 func (w *TextWriter) Write(out io.Writer, self []*dto.MetricFamily) error {
 	tb := newTextBuffer(out)
-	synced := w.view.HasSynced()
+	var snap informer.Snapshot // nil before the initial list: no per-lease series then
 	var at int64
-	if synced {
+	if w.view.HasSynced() {
 		at = w.view.JudgedAt(w.now()).UnixMicro()
+		// Of the node heartbeats, only those with a series: by default the overdue ones.
+		snap = w.view.Snapshot(func(l *lock.Lease) bool { return w.settings.writesAny(l, at) })
+		defer snap.Release()
 	}
 	i := 0
 	for _, f := range families {
@@ -54,8 +55,8 @@ func (w *TextWriter) Write(out io.Writer, self []*dto.MetricFamily) error {
 				return err
 			}
 		}
-		if synced {
-			w.writeFamily(tb, f, at)
+		if snap != nil {
+			w.writeFamily(tb, snap, f, at)
 		}
 	}
 	for ; i < len(self); i++ {
@@ -66,9 +67,9 @@ func (w *TextWriter) Write(out io.Writer, self []*dto.MetricFamily) error {
 	return tb.flush()
 }
 
-// writeFamily writes one family's HELP, TYPE and samples, walking the locks in its order;
+// writeFamily writes one family's HELP, TYPE and samples, walking snap's locks in its order;
 // nothing when it has no samples.
-func (w *TextWriter) writeFamily(tb *textBuffer, f *family, at int64) {
+func (w *TextWriter) writeFamily(tb *textBuffer, snap informer.Snapshot, f *family, at int64) {
 	var exported [lock.NumClasses]bool // exports, decided once per class, not once per series
 	any, lastRank := false, uint8(0)
 	for _, c := range lock.Classes {
@@ -84,13 +85,13 @@ func (w *TextWriter) writeFamily(tb *textBuffer, f *family, at int64) {
 		order = lock.ByInfo
 	}
 	header := false
-	// Node heartbeats are found by a scan, and only those with a sample are sorted: in the
-	// default summary, the overdue ones; none for a family without them.
+	// The snapshot's node heartbeats are in no order, and only those with a sample are
+	// sorted: in the default summary, the overdue ones; none for a family without them.
 	var nodes func(*lock.Lease) bool
 	if exported[lock.ClassNodeHeartbeat] {
 		nodes = func(l *lock.Lease) bool { _, ok := f.value(l, at); return ok }
 	}
-	w.view.InOrder(order, nodes, func(batch []*lock.Lease) bool {
+	snap.InOrder(order, nodes, func(batch []*lock.Lease) bool {
 		lock.Warm(batch) // the batch's records into cache, many fetched at once
 		for _, l := range batch {
 			if !exported[l.Class] {

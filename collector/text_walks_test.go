@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/lock"
@@ -20,82 +22,149 @@ type eventBetweenWalks struct {
 	event         func() // returns once the cache holds what the event brought
 }
 
-func (v *eventBetweenWalks) InOrder(o lock.Order, nodes func(*lock.Lease) bool, fn func([]*lock.Lease) bool) {
-	if v.walks++; v.walks == v.before {
-		v.event()
-	}
-	v.Cache.InOrder(o, nodes, fn)
+func (v *eventBetweenWalks) Snapshot(nodes func(*lock.Lease) bool) informer.Snapshot {
+	return walksWithEvent{v.Cache.Snapshot(nodes), v}
 }
 
-// The text writer walks the cache once per family, not once per scrape (issue 40's walk,
-// fb51363): a lock that arrives while a scrape is written is missing from the families
-// walked before it came and present in the rest. This is the exposition that stopped
-// TestAnnotationLocks/PythonConfigMapLockFailover once: the Python elector's new ConfigMap lock
-// with lease_held 1 and lease_info, but no lease_acquire_timestamp_seconds or
-// lease_duration_seconds, the two families written first. The record in the cache was whole
-// (lease_held 1 needs its duration, lock.Lease.Expiry), and the next scrape shows all of it.
-// If scrapes become snapshots, this test should instead want the lock in every family or none.
-func TestTextWriterLockArrivingMidScrape(t *testing.T) {
-	view, client := syncedViewWithClient(t, lease("team-a", "steady", held("pod-0", 2*time.Second, 15)))
-	v := &eventBetweenWalks{Cache: view, before: 3, event: func() {
-		// The third walk, by default: lease_acquire_timestamp_seconds and
-		// lease_duration_seconds are written, lease_expiry_timestamp_seconds is not exported,
-		// lease_held comes next.
-		arrived := lease("team-a", "arrived", held("pod-1", time.Second, 15))
-		if _, err := client.CoordinationV1().Leases("team-a").Create(t.Context(), arrived, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		for deadline := time.Now().Add(10 * time.Second); view.Lookup(lock.KindLease, "team-a", "arrived") == nil; time.Sleep(5 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("the informer never cached team-a/arrived")
-			}
-		}
-	}}
+// walksWithEvent is a scrape's snapshot whose walks count, and let the event land, in v.
+type walksWithEvent struct {
+	informer.Snapshot
+	v *eventBetweenWalks
+}
+
+func (s walksWithEvent) InOrder(o lock.Order, nodes func(*lock.Lease) bool, fn func([]*lock.Lease) bool) {
+	if s.v.walks++; s.v.walks == s.v.before {
+		s.v.event()
+	}
+	s.Snapshot.InOrder(o, nodes, fn)
+}
+
+// midScrape scrapes view, whose locks include team-a/steady, three times: once before the
+// event, once with the event landing between the writer's second and third walks
+// (lease_acquire_timestamp_seconds and lease_duration_seconds are written, lease_held comes
+// next: lease_expiry_timestamp_seconds is not exported by default), and once after. It returns
+// each scrape's sample lines of team-a/<name>.
+func midScrape(t *testing.T, name string, view *informer.Cache, event func()) (before, during, after string) {
+	t.Helper()
+	v := &eventBetweenWalks{Cache: view, event: event} // before 0: no event
 	w := NewTextWriter(v, Settings{Now: func() time.Time { return scrapeTime }})
-	scrape := func() map[string]string {
+	scrape := func() string {
+		t.Helper()
 		var b bytes.Buffer
 		if err := w.Write(&b, nil); err != nil {
 			t.Fatal(err)
 		}
-		samples := map[string]string{} // "family lease" -> value
+		if !strings.Contains(b.String(), `lease="steady"`) {
+			t.Fatalf("the scrape has no sample of team-a/steady, cached before it:\n%s", b.String())
+		}
+		var lines []string
 		for line := range strings.Lines(b.String()) {
-			if strings.HasPrefix(line, "#") {
-				continue
+			if !strings.HasPrefix(line, "#") && strings.Contains(line, `lease="`+name+`",namespace="team-a"`) {
+				lines = append(lines, line)
 			}
-			family, rest, _ := strings.Cut(line, "{")
-			_, name, _ := strings.Cut(rest, `lease="`)
-			name, _, _ = strings.Cut(name, `"`)
-			samples[family+" "+name] = strings.TrimSpace(rest[strings.LastIndexByte(rest, ' ')+1:])
 		}
-		return samples
+		return strings.Join(lines, "")
 	}
+	before = scrape()
+	landed := false
+	v.walks, v.before, v.event = 0, 3, func() { event(); landed = true }
+	during = scrape()
+	if !landed {
+		t.Fatalf("the scrape walked the cache %d times: the event never landed", v.walks)
+	}
+	v.before = 0
+	after = scrape()
+	if before == after {
+		t.Fatalf("harness: the event changed nothing in team-a/%s's samples:\n%s", name, before)
+	}
+	return before, during, after
+}
 
-	torn := scrape()
-	for _, f := range []string{"lease_acquire_timestamp_seconds", "lease_duration_seconds", "lease_held", "lease_info"} {
-		if _, ok := torn[f+" steady"]; !ok {
-			t.Errorf("%s has no sample for team-a/steady, cached before the scrape", f)
-		}
+// wantOneRecord fails unless the scrape written while the event landed shows team-a/<name> as
+// one of the scrapes around it does: in every family of the record before the event or of the
+// one after (none when there is none), never some families from each.
+func wantOneRecord(t *testing.T, name, before, during, after string) {
+	t.Helper()
+	if during != before && during != after {
+		t.Errorf("the scrape written while team-a/%s changed mixes its records:\n%s\nwant every family from one record, either as before:\n%s\nor as after:\n%s",
+			name, during, orNone(before), orNone(after))
 	}
-	want := map[string]bool{ // the families walked before the lock came have no sample for it
-		"lease_acquire_timestamp_seconds": false, "lease_duration_seconds": false,
-		"lease_held": true, "lease_info": true, "lease_observed_renew_timestamp_seconds": true,
-	}
-	for f, present := range want {
-		if _, ok := torn[f+" arrived"]; ok != present {
-			t.Errorf("scrape with team-a/arrived cached between the 2nd and 3rd walks: %s has a sample for it: %v, want %v", f, ok, present)
-		}
-	}
-	if got := torn["lease_held arrived"]; got != "1" {
-		t.Errorf("lease_held for team-a/arrived %q, want 1", got)
-	}
-	if l := view.Lookup(lock.KindLease, "team-a", "arrived"); l == nil || !l.HasDuration || !l.HasAcquireTime {
-		t.Fatalf("the cached record of team-a/arrived lacks its duration or acquire time: %+v", l)
-	}
+}
 
-	whole := scrape() // no event during this one
-	for f := range want {
-		if _, ok := whole[f+" arrived"]; !ok {
-			t.Errorf("the next scrape has no %s sample for team-a/arrived", f)
+func orNone(lines string) string {
+	if lines == "" {
+		return "(no sample)\n"
+	}
+	return lines
+}
+
+// awaitCached waits until the cache's record of team-a/<name> satisfies ok (nil: no record).
+func awaitCached(t *testing.T, view *informer.Cache, name string, ok func(*lock.Lease) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !ok(view.Lookup(lock.KindLease, "team-a", name)); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the informer never cached the event of team-a/%s", name)
 		}
+	}
+}
+
+// A scrape is one read of the cache: a lock that arrives while a scrape is written is in
+// every family of that scrape or in none, never in the families written after it came only.
+// That tear stopped TestAnnotationLocks/PythonConfigMapLockFailover once: the Python
+// elector's new ConfigMap lock with lease_held 1 and lease_info, but no
+// lease_acquire_timestamp_seconds or lease_duration_seconds, the two families written first
+// (the writer walked the cache once per family from fb51363).
+func TestTextWriterLockArrivingMidScrape(t *testing.T) {
+	view, client := syncedViewWithClient(t, lease("team-a", "steady", held("pod-0", 2*time.Second, 15)))
+	before, during, after := midScrape(t, "arrived", view, func() {
+		create(t, client, lease("team-a", "arrived", held("pod-1", time.Second, 15)))
+		awaitCached(t, view, "arrived", func(l *lock.Lease) bool { return l != nil })
+	})
+	wantOneRecord(t, "arrived", before, during, after)
+	if !strings.Contains(after, "lease_held{") || !strings.Contains(after, "lease_duration_seconds{") {
+		t.Errorf("the scrape after team-a/arrived was cached lacks its families:\n%s", after)
+	}
+}
+
+// A lock deleted while a scrape is written is in every family of that scrape or in none.
+func TestTextWriterLockDeletedMidScrape(t *testing.T) {
+	view, client := syncedViewWithClient(t, lease("team-a", "steady", held("pod-0", 2*time.Second, 15)),
+		lease("team-a", "leaving", held("pod-1", time.Second, 15)))
+	before, during, after := midScrape(t, "leaving", view, func() {
+		if err := client.CoordinationV1().Leases("team-a").Delete(t.Context(), "leaving", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		awaitCached(t, view, "leaving", func(l *lock.Lease) bool { return l == nil })
+	})
+	wantOneRecord(t, "leaving", before, during, after)
+}
+
+// A lock taken over by another holder while a scrape is written shows one record in every
+// family of that scrape: the old holder's acquire time, duration and holder label, or the new
+// holder's, never the old acquire time beside the new holder.
+func TestTextWriterLockTakenOverMidScrape(t *testing.T) {
+	contested := lease("team-a", "contested", held("pod-0", 2*time.Second, 15), transitions(3))
+	view, client := syncedViewWithClient(t, lease("team-a", "steady", held("pod-0", 2*time.Second, 15)), contested)
+	before, during, after := midScrape(t, "contested", view, func() {
+		next := contested.DeepCopy()
+		held("pod-1", time.Second, 30)(next)
+		acquired := metav1.NewMicroTime(scrapeTime.Add(-time.Second))
+		next.Spec.AcquireTime = &acquired
+		transitions(4)(next)
+		if _, err := client.CoordinationV1().Leases("team-a").Update(t.Context(), next, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		awaitCached(t, view, "contested", func(l *lock.Lease) bool { return l != nil && l.Holder == "pod-1" })
+	})
+	wantOneRecord(t, "contested", before, during, after)
+	if !strings.Contains(after, `holder="pod-1"`) || strings.Contains(after, `holder="pod-0"`) {
+		t.Errorf("the scrape after the takeover does not name pod-1 alone:\n%s", after)
+	}
+}
+
+func create(t *testing.T, client *fake.Clientset, l *coordinationv1.Lease) {
+	t.Helper()
+	if _, err := client.CoordinationV1().Leases(l.Namespace).Create(t.Context(), l, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }

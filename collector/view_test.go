@@ -122,9 +122,9 @@ func (v staticView) Range(fn func(*lock.Lease)) {
 }
 func (v staticView) JudgedAt(time.Time) time.Time { return v.asOf }
 
-// InOrder and Scan make it an informer.Ordered: sorted at each walk, as the Cache keeps it.
-func (v staticView) InOrder(o lock.Order, nodes func(*lock.Lease) bool, fn func([]*lock.Lease) bool) {
-	testfake.InOrder(v, o, nodes, fn)
+// Snapshot and Scan make it an informer.Ordered: sorted at each walk, as the Cache keeps it.
+func (v staticView) Snapshot(nodes func(*lock.Lease) bool) informer.Snapshot {
+	return testfake.Snapshot(v, nodes)
 }
 func (v staticView) Scan(fn func([]*lock.Lease)) { testfake.Scan(v, fn) }
 

@@ -106,7 +106,11 @@ func (v stalledView) Range(fn func(*lock.Lease)) {
 		fn(l)
 	}
 }
-func (v stalledView) Scan(fn func([]*lock.Lease)) { fn(v.leases) }
+func (v stalledView) Scan(fn func([]*lock.Lease))                       { fn(v.leases) }
+func (v stalledView) Snapshot(func(*lock.Lease) bool) informer.Snapshot { return v }
+func (v stalledView) Release()                                          {}
+
+// InOrder makes it its own Snapshot: the first walk of lease_info stops halfway until release.
 func (v stalledView) InOrder(o lock.Order, _ func(*lock.Lease) bool, fn func([]*lock.Lease) bool) {
 	if o != lock.ByInfo || v.stalled.Swap(true) {
 		fn(v.leases)

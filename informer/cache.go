@@ -217,10 +217,8 @@ func (l *Cache) HasSynced() bool {
 // Range implements View.
 func (l *Cache) Range(fn func(*lock.Lease)) { rangeStores(l.locks, fn) }
 
-// InOrder implements Ordered.
-func (l *Cache) InOrder(o lock.Order, nodes func(*lock.Lease) bool, fn func([]*lock.Lease) bool) {
-	walkStores(l.locks, o, nodes, fn)
-}
+// Snapshot implements Ordered.
+func (l *Cache) Snapshot(nodes func(*lock.Lease) bool) Snapshot { return takeSnapshot(l.locks, nodes) }
 
 // Scan implements Ordered.
 func (l *Cache) Scan(fn func([]*lock.Lease)) { scanStores(l.locks, fn) }

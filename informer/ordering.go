@@ -8,14 +8,15 @@ import (
 
 // ordering keeps a store's records sorted by one order as they come, go or change place (a
 // lock's holder moves it in lease_info's order); a renewal replaces its record where it is.
-// A scrape then walks the records in order (Cache.InOrder) instead of sorting them: at 100k
+// A scrape then copies the records in order (Cache.Snapshot) instead of sorting them: at 100k
 // locks the two sorts were a quarter of a scrape's CPU, repeated on every scrape although a
 // renewal never changes the order. The store's lock guards it.
 //
 // It keeps only the records keep accepts: for locks, every class but node heartbeats. Those
 // are nine in ten of a large cluster's Leases, summed up by default (a series only for an
 // overdue one), and two orderings of them would cost 16 B each, past the cache's 300 B per
-// Lease budget (docs/benchmarks.md); a walk finds the few it writes by a scan (walk.go).
+// Lease budget (docs/benchmarks.md); a snapshot finds them by a scan, and a family sorts the
+// few it writes (snapshot.go).
 type ordering[R any] struct {
 	cmp   func(a, b R) int
 	keep  func(R) bool
@@ -89,18 +90,4 @@ func (o *ordering[R]) sorted(records map[string]R) []R {
 	}
 	slices.SortFunc(items, o.cmp)
 	return items
-}
-
-// after appends to buf, up to its capacity, the items that come after last (from the first
-// when !hasLast), and returns it.
-func (o *ordering[R]) after(last R, hasLast bool, buf []R) []R {
-	i := 0
-	if hasLast {
-		var found bool
-		if i, found = slices.BinarySearchFunc(o.items, last, o.cmp); found {
-			i++
-		}
-	}
-	n := min(cap(buf)-len(buf), len(o.items)-i)
-	return append(buf, o.items[i:i+n]...)
 }

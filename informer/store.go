@@ -291,15 +291,6 @@ func (s *store[R]) event(c prometheus.Counter) time.Time {
 	return now
 }
 
-// inOrder appends to buf, up to its capacity, the records after last in order o (from the
-// first when !hasLast): one batch of a walk in order, copied under the lock so that the
-// writer is held up for a batch, never for a whole scrape.
-func (s *store[R]) inOrder(o lock.Order, last R, hasLast bool, buf []R) []R {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.orders[o].after(last, hasLast, buf)
-}
-
 // scan calls fn with batches of the cached records (buf's capacity each), under the read
 // lock throughout.
 func (s *store[R]) scan(buf []R, fn func([]R)) {

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
 	"github.com/lease-exporter/lease-exporter/lock"
 	"github.com/lease-exporter/lease-exporter/statuspage/api"
@@ -35,9 +36,9 @@ func (v view) WatchingCandidates() bool              { return false }
 func (v view) RangeCandidates(func(*lock.Candidate)) {}
 func (v view) RangeDeleted(func(*lock.Tombstone))    {}
 
-// InOrder and Scan make it an informer.Ordered, for the collectors the pages are compared with.
-func (v view) InOrder(o lock.Order, nodes func(*lock.Lease) bool, fn func([]*lock.Lease) bool) {
-	fake.InOrder(v, o, nodes, fn)
+// Snapshot and Scan make it an informer.Ordered, for the collectors the pages are compared with.
+func (v view) Snapshot(nodes func(*lock.Lease) bool) informer.Snapshot {
+	return fake.Snapshot(v, nodes)
 }
 func (v view) Scan(fn func([]*lock.Lease)) { fake.Scan(v, fn) }
 func (v view) Range(fn func(*lock.Lease)) {

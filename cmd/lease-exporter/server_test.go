@@ -10,21 +10,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lease-exporter/lease-exporter/informer"
+	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
 	"github.com/lease-exporter/lease-exporter/lock"
 )
 
 type fakeView struct{ synced bool }
 
-func (v fakeView) HasSynced() bool                                                    { return v.synced }
-func (fakeView) Range(func(*lock.Lease))                                              {}
-func (fakeView) Scan(func([]*lock.Lease))                                             {}
-func (fakeView) InOrder(lock.Order, func(*lock.Lease) bool, func([]*lock.Lease) bool) {}
-func (fakeView) JudgedAt(now time.Time) time.Time                                     { return now }
-func (fakeView) WatchingCandidates() bool                                             { return false }
-func (fakeView) RangeCandidates(func(*lock.Candidate))                                {}
-func (fakeView) RangeDeleted(func(*lock.Tombstone))                                   {}
-func (fakeView) Lookup(lock.Kind, string, string) *lock.Lease                         { return nil }
-func (fakeView) Has(lock.Kind, string, string) bool                                   { return false }
+func (v fakeView) HasSynced() bool        { return v.synced }
+func (fakeView) Range(func(*lock.Lease))  {}
+func (fakeView) Scan(func([]*lock.Lease)) {}
+func (v fakeView) Snapshot(nodes func(*lock.Lease) bool) informer.Snapshot {
+	return fake.Snapshot(v, nodes)
+}
+func (fakeView) JudgedAt(now time.Time) time.Time             { return now }
+func (fakeView) WatchingCandidates() bool                     { return false }
+func (fakeView) RangeCandidates(func(*lock.Candidate))        {}
+func (fakeView) RangeDeleted(func(*lock.Tombstone))           {}
+func (fakeView) Lookup(lock.Kind, string, string) *lock.Lease { return nil }
+func (fakeView) Has(lock.Kind, string, string) bool           { return false }
 
 func testServer(t *testing.T, synced bool, mutate func(*options)) *httptest.Server {
 	t.Helper()

@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/lease-exporter/lease-exporter/collector"
+	"github.com/lease-exporter/lease-exporter/informer"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/fake"
 	"github.com/lease-exporter/lease-exporter/internal/testenv/lockobj"
 	"github.com/lease-exporter/lease-exporter/lock"
@@ -126,8 +127,8 @@ func (v view) Range(fn func(*lock.Lease)) {
 }
 func (v view) JudgedAt(now time.Time) time.Time { return now }
 
-// InOrder and Scan make it an informer.Ordered, sorted at each walk.
-func (v view) InOrder(o lock.Order, nodes func(*lock.Lease) bool, fn func([]*lock.Lease) bool) {
-	fake.InOrder(v, o, nodes, fn)
+// Snapshot and Scan make it an informer.Ordered, sorted at each walk.
+func (v view) Snapshot(nodes func(*lock.Lease) bool) informer.Snapshot {
+	return fake.Snapshot(v, nodes)
 }
 func (v view) Scan(fn func([]*lock.Lease)) { fake.Scan(v, fn) }

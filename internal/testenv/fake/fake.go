@@ -54,9 +54,9 @@ func (v OneLeaseView) Lookup(kind lock.Kind, namespace, name string) *lock.Lease
 	return nil
 }
 
-// InOrder and Scan make it an informer.Ordered, going through Range (and Block).
-func (v OneLeaseView) InOrder(o lock.Order, nodes func(*lock.Lease) bool, fn func([]*lock.Lease) bool) {
-	InOrder(v, o, nodes, fn)
+// Snapshot and Scan make it an informer.Ordered, going through Range (and Block).
+func (v OneLeaseView) Snapshot(nodes func(*lock.Lease) bool) informer.Snapshot {
+	return Snapshot(v, nodes)
 }
 func (v OneLeaseView) Scan(fn func([]*lock.Lease)) { Scan(v, fn) }
 
