@@ -46,8 +46,16 @@ func (s walksWithEvent) InOrder(o lock.Order, nodes func(*lock.Lease) bool, fn f
 // each scrape's sample lines of team-a/<name>.
 func midScrape(t *testing.T, name string, view *informer.Cache, event func()) (before, during, after string) {
 	t.Helper()
+	return midScrapeOf(t, "team-a", name, view, Settings{}, 3, event)
+}
+
+// midScrapeOf is midScrape for ns/<name>, with settings set (their clock scrapeTime), the
+// event landing before the writer's walk walk (counted from 1).
+func midScrapeOf(t *testing.T, ns, name string, view *informer.Cache, set Settings, walk int, event func()) (before, during, after string) {
+	t.Helper()
 	v := &eventBetweenWalks{Cache: view, event: event} // before 0: no event
-	w := NewTextWriter(v, Settings{Now: func() time.Time { return scrapeTime }})
+	set.Now = func() time.Time { return scrapeTime }
+	w := NewTextWriter(v, set)
 	scrape := func() string {
 		t.Helper()
 		var b bytes.Buffer
@@ -59,7 +67,7 @@ func midScrape(t *testing.T, name string, view *informer.Cache, event func()) (b
 		}
 		var lines []string
 		for line := range strings.Lines(b.String()) {
-			if !strings.HasPrefix(line, "#") && strings.Contains(line, `lease="`+name+`",namespace="team-a"`) {
+			if !strings.HasPrefix(line, "#") && strings.Contains(line, `lease="`+name+`",namespace="`+ns+`"`) {
 				lines = append(lines, line)
 			}
 		}
@@ -67,7 +75,7 @@ func midScrape(t *testing.T, name string, view *informer.Cache, event func()) (b
 	}
 	before = scrape()
 	landed := false
-	v.walks, v.before, v.event = 0, 3, func() { event(); landed = true }
+	v.walks, v.before, v.event = 0, walk, func() { event(); landed = true }
 	during = scrape()
 	if !landed {
 		t.Fatalf("the scrape walked the cache %d times: the event never landed", v.walks)
@@ -75,19 +83,19 @@ func midScrape(t *testing.T, name string, view *informer.Cache, event func()) (b
 	v.before = 0
 	after = scrape()
 	if before == after {
-		t.Fatalf("harness: the event changed nothing in team-a/%s's samples:\n%s", name, before)
+		t.Fatalf("harness: the event changed nothing in %s/%s's samples:\n%s", ns, name, before)
 	}
 	return before, during, after
 }
 
-// wantOneRecord fails unless the scrape written while the event landed shows team-a/<name> as
+// wantOneRecord fails unless the scrape written while the event landed shows the lock key as
 // one of the scrapes around it does: in every family of the record before the event or of the
 // one after (none when there is none), never some families from each.
-func wantOneRecord(t *testing.T, name, before, during, after string) {
+func wantOneRecord(t *testing.T, key, before, during, after string) {
 	t.Helper()
 	if during != before && during != after {
-		t.Errorf("the scrape written while team-a/%s changed mixes its records:\n%s\nwant every family from one record, either as before:\n%s\nor as after:\n%s",
-			name, during, orNone(before), orNone(after))
+		t.Errorf("the scrape written while %s changed mixes its records:\n%s\nwant every family from one record, either as before:\n%s\nor as after:\n%s",
+			key, during, orNone(before), orNone(after))
 	}
 }
 
@@ -101,9 +109,14 @@ func orNone(lines string) string {
 // awaitCached waits until the cache's record of team-a/<name> satisfies ok (nil: no record).
 func awaitCached(t *testing.T, view *informer.Cache, name string, ok func(*lock.Lease) bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !ok(view.Lookup(lock.KindLease, "team-a", name)); time.Sleep(5 * time.Millisecond) {
+	awaitCachedIn(t, view, "team-a", name, ok)
+}
+
+func awaitCachedIn(t *testing.T, view *informer.Cache, ns, name string, ok func(*lock.Lease) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !ok(view.Lookup(lock.KindLease, ns, name)); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("the informer never cached the event of team-a/%s", name)
+			t.Fatalf("the informer never cached the event of %s/%s", ns, name)
 		}
 	}
 }
@@ -120,7 +133,7 @@ func TestTextWriterLockArrivingMidScrape(t *testing.T) {
 		create(t, client, lease("team-a", "arrived", held("pod-1", time.Second, 15)))
 		awaitCached(t, view, "arrived", func(l *lock.Lease) bool { return l != nil })
 	})
-	wantOneRecord(t, "arrived", before, during, after)
+	wantOneRecord(t, "team-a/arrived", before, during, after)
 	if !strings.Contains(after, "lease_held{") || !strings.Contains(after, "lease_duration_seconds{") {
 		t.Errorf("the scrape after team-a/arrived was cached lacks its families:\n%s", after)
 	}
@@ -136,7 +149,7 @@ func TestTextWriterLockDeletedMidScrape(t *testing.T) {
 		}
 		awaitCached(t, view, "leaving", func(l *lock.Lease) bool { return l == nil })
 	})
-	wantOneRecord(t, "leaving", before, during, after)
+	wantOneRecord(t, "team-a/leaving", before, during, after)
 }
 
 // A lock taken over by another holder while a scrape is written shows one record in every
@@ -156,9 +169,25 @@ func TestTextWriterLockTakenOverMidScrape(t *testing.T) {
 		}
 		awaitCached(t, view, "contested", func(l *lock.Lease) bool { return l != nil && l.Holder == "pod-1" })
 	})
-	wantOneRecord(t, "contested", before, during, after)
+	wantOneRecord(t, "team-a/contested", before, during, after)
 	if !strings.Contains(after, `holder="pod-1"`) || strings.Contains(after, `holder="pod-0"`) {
 		t.Errorf("the scrape after the takeover does not name pod-1 alone:\n%s", after)
+	}
+}
+
+// A node heartbeat, whose series are written with --metrics.node-heartbeats=per-lease, is
+// in every family of a scrape or in none too: the scrape reads the node heartbeats once, at
+// the first family that writes any (lease_held, the third walk), and this one arrives before
+// the fourth, between lease_held and lease_observed_renew_timestamp_seconds.
+func TestTextWriterNodeHeartbeatArrivingMidScrape(t *testing.T) {
+	view, client := syncedViewWithClient(t, lease("team-a", "steady", held("pod-0", 2*time.Second, 15)))
+	before, during, after := midScrapeOf(t, "kube-node-lease", "node-1", view, Settings{PerLeaseNodeHeartbeats: true}, 4, func() {
+		create(t, client, lease("kube-node-lease", "node-1", held("node-1", time.Second, 40)))
+		awaitCachedIn(t, view, "kube-node-lease", "node-1", func(l *lock.Lease) bool { return l != nil })
+	})
+	wantOneRecord(t, "kube-node-lease/node-1", before, during, after)
+	if !strings.Contains(after, "lease_held{") || !strings.Contains(after, "lease_observed_renew_timestamp_seconds{") {
+		t.Errorf("the scrape after kube-node-lease/node-1 was cached lacks its families:\n%s", after)
 	}
 }
 

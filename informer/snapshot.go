@@ -14,10 +14,12 @@ import (
 type Ordered interface {
 	View
 	// Snapshot reads the cached locks once, for one scrape to write all its families from:
-	// every lock but node heartbeats, and the node heartbeats nodes accepts (nil: none; it is
-	// called under a store's read lock, so it must be quick). A lock is in every walk of the
-	// snapshot or in none, always as the same record, whatever the cache takes meanwhile. The
-	// caller releases it once the scrape is written.
+	// every lock but node heartbeats at once, and the node heartbeats nodes accepts (nil:
+	// none; it is called under a store's read lock, so it must be quick) at the first walk
+	// that asks for node heartbeats. A lock is one or the other for good (a node heartbeat
+	// is a Lease in kube-node-lease), so each lock is read once: it is in every walk of the
+	// snapshot or in none, always as the same record, whatever the cache takes meanwhile.
+	// The caller releases it once the scrape is written.
 	Snapshot(nodes func(*lock.Lease) bool) Snapshot
 	// Scan calls fn with batches of every cached lock, in no order, each under its store's
 	// read lock: fn must be quick and must not retain the batch.
@@ -58,12 +60,16 @@ const walkBatch = 1024
 var batches = sync.Pool{New: func() any { b := make([]*lock.Lease, 0, walkBatch); return &b }}
 
 // snapshot is the Cache's Snapshot: pointers to the cached locks, copied from each store
-// under its read lock in one go: its two kept orders whole, and the node heartbeats (which
-// the orders leave out) that the scrape wants, found by a scan. A record is never modified
-// once cached (an event caches a new one in its place), so the pointers are the store as it
-// was at the copy, and every family of the scrape reads the same records: the client_golang
-// path's one pass over the view (Range), in the orders the writer needs. A lock lives in one
-// store, so copying the stores one after another gives each lock one record.
+// under its read lock: its two kept orders whole when the snapshot is taken, and the node
+// heartbeats (which the orders leave out) that the scrape wants, found by a scan, at the
+// first walk that asks for them. The scan is the slow part (3.6 ms at 90k node heartbeats),
+// and that walk (lease_overdue_observed_renew_timestamp_seconds, by default) comes after the
+// first bytes of the scrape have left. A record is never modified once cached (an event
+// caches a new one in its place), so the pointers are the store as it was at the copy, and
+// every family of the scrape reads the same records: the client_golang path's one pass over
+// the view (Range), in the orders the writer needs. A lock lives in one store, and is a node
+// heartbeat or not for good, so copying the stores one after another, and the node
+// heartbeats later, reads each lock once.
 //
 // It is two pointers per lock but node heartbeats (1.6 MB at 100k election locks), plus one
 // per node heartbeat kept (by default the overdue ones, usually none), and pooled: scrapes in
@@ -72,7 +78,11 @@ var batches = sync.Pool{New: func() any { b := make([]*lock.Lease, 0, walkBatch)
 type snapshot struct {
 	orders [lock.NumOrders][]*lock.Lease // each store's kept order o, one store after another
 	ends   []int                         // where each store's part of orders[o] ends (the same in every order)
-	nodes  []*lock.Lease                 // the node heartbeats kept, in no order
+
+	stores  []*store[*lock.Lease]  // whose node heartbeats are scanned for
+	keep    func(*lock.Lease) bool // the node heartbeats the scrape wants
+	scanned bool                   // nodes holds them
+	nodes   []*lock.Lease          // the node heartbeats kept, in no order
 
 	// The walks' buffers: the merge's position in each store, its batch, and the node
 	// heartbeats a family writes.
@@ -82,7 +92,8 @@ type snapshot struct {
 
 var snapshots = sync.Pool{New: func() any { return new(snapshot) }}
 
-// takeSnapshot copies stores, and the node heartbeats nodes accepts, into a pooled snapshot.
+// takeSnapshot copies the kept orders of stores into a pooled snapshot, which scans them for
+// the node heartbeats nodes accepts when a walk first asks for node heartbeats.
 func takeSnapshot(stores []*store[*lock.Lease], nodes func(*lock.Lease) bool) *snapshot {
 	s := snapshots.Get().(*snapshot)
 	// The orders are sized first, so that their copies under the stores' locks allocate
@@ -96,13 +107,11 @@ func takeSnapshot(stores []*store[*lock.Lease], nodes func(*lock.Lease) bool) *s
 		s.orders[o] = slices.Grow(s.orders[o][:0], n)
 	}
 	s.ends = s.ends[:0]
-	buf := batches.Get().(*[]*lock.Lease)
 	for _, st := range stores {
-		s.copyStore(st, nodes, (*buf)[:0])
+		s.copyOrders(st)
 		s.ends = append(s.ends, len(s.orders[0]))
 	}
-	clear((*buf)[:cap(*buf)]) // drop the records, so the pool keeps none alive
-	batches.Put(buf)
+	s.stores, s.keep, s.scanned = stores, nodes, false
 	return s
 }
 
@@ -113,28 +122,46 @@ func kept(st *store[*lock.Lease]) int {
 	return len(st.orders[0].items)
 }
 
-// copyStore appends st's kept orders and the node heartbeats nodes accepts, all under one hold
-// of its read lock: the orders are copied whole (at 100k locks, 1.6 MB in about 50 µs), and
-// the node heartbeats scanned for, in batches of buf's capacity, only when the store has any
-// and nodes may want some: the scan each family that wrote node heartbeats made before, now
-// once per scrape (3.6 ms at 90k node heartbeats: BenchmarkSnapshot).
-func (s *snapshot) copyStore(st *store[*lock.Lease], nodes func(*lock.Lease) bool, buf []*lock.Lease) {
+// copyOrders appends st's kept orders, copied whole under one hold of its read lock (at 100k
+// locks, 1.6 MB in about 50 µs: BenchmarkSnapshot).
+func (s *snapshot) copyOrders(st *store[*lock.Lease]) {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
 	for o, kept := range st.orders {
 		s.orders[o] = append(s.orders[o], kept.items...)
 	}
-	if nodes == nil || len(st.records) == len(st.orders[0].items) {
-		return // none wanted, or none left out of the orders
+}
+
+// scanNodes keeps the node heartbeats of the snapshot's stores that s.keep accepts: each
+// store scanned under its read lock, in batches, and only if it has any. This is the scan
+// each family that wrote node heartbeats made before, now once per scrape.
+func (s *snapshot) scanNodes() {
+	s.scanned = true
+	if s.keep == nil {
+		return
+	}
+	buf := batches.Get().(*[]*lock.Lease)
+	for _, st := range s.stores {
+		s.scanStore(st, (*buf)[:0])
+	}
+	clear((*buf)[:cap(*buf)]) // drop the records, so the pool keeps none alive
+	batches.Put(buf)
+}
+
+func (s *snapshot) scanStore(st *store[*lock.Lease], buf []*lock.Lease) {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	if len(st.records) == len(st.orders[0].items) {
+		return // none left out of the orders
 	}
 	for _, r := range st.records {
 		buf = append(buf, r)
 		if len(buf) == cap(buf) {
-			s.nodes = appendNodes(s.nodes, buf, nodes)
+			s.nodes = appendNodes(s.nodes, buf, s.keep)
 			buf = buf[:0]
 		}
 	}
-	s.nodes = appendNodes(s.nodes, buf, nodes)
+	s.nodes = appendNodes(s.nodes, buf, s.keep)
 }
 
 // appendNodes appends the node heartbeats of batch that nodes accepts.
@@ -153,6 +180,9 @@ func appendNodes(dst, batch []*lock.Lease, nodes func(*lock.Lease) bool) []*lock
 func (s *snapshot) InOrder(o lock.Order, nodes func(*lock.Lease) bool, fn func([]*lock.Lease) bool) {
 	if !s.walkOrdered(o, fn) || nodes == nil {
 		return
+	}
+	if !s.scanned {
+		s.scanNodes()
 	}
 	wanted := s.wanted[:0]
 	for b := range slices.Chunk(s.nodes, walkBatch) {
@@ -226,6 +256,7 @@ func (s *snapshot) Release() {
 	}
 	clear(s.nodes)
 	s.nodes = s.nodes[:0]
+	s.stores, s.keep = nil, nil
 	clear(s.batch[:cap(s.batch)])
 	clear(s.wanted[:cap(s.wanted)]) // each family's node heartbeats; the last may be fewer
 	snapshots.Put(s)

@@ -129,58 +129,65 @@ func firstDiff(a, b []*lock.Lease) int {
 }
 
 // A snapshot is one read of the stores: what the cache takes after it (a lock added, one
-// deleted, a holder change that moves a lock in lease_info's order, a node heartbeat come
-// overdue) is in none of its walks, which give the records as they were, each once, however
-// many walks and batches; the next snapshot has it all.
+// deleted, a holder change that moves a lock in lease_info's order) is in none of its walks,
+// which give the records as they were, each once, however many walks and batches. Its node
+// heartbeats are read at the first walk that asks for them: one added before that is in
+// every walk, one added after in none. The next snapshot has it all.
 func TestSnapshotIsOneRead(t *testing.T) {
 	stores := []*store[*lock.Lease]{orderedScope().store, orderedScope().store}
-	put := func(s *store[*lock.Lease], ns, name, holder, rv string, renew time.Time) {
-		l := rawLease(ns+"/"+name, rv, holder, renew)
+	put := func(s *store[*lock.Lease], ns, name, holder, rv string) {
+		l := rawLease(ns+"/"+name, rv, holder, t0)
 		l.Namespace, l.Name = ns, name
 		_ = s.Add(l)
 	}
-	for i := range 3 * walkBatch {
-		put(stores[i%2], []string{"team-a", "team-b"}[i%2], fmt.Sprintf("lock-%05d", i*2), "h", "1", t0)
+	del := func(s *store[*lock.Lease], ns, name string) {
+		l := rawLease("", "3", "", t0)
+		l.Namespace, l.Name = ns, name
+		_ = s.Delete(l)
 	}
-	put(stores[0], "kube-node-lease", "node-1", "node-1", "1", t0)
-	put(stores[1], "kube-node-lease", "node-2", "node-2", "1", t0)
-	var before [lock.NumOrders][]*lock.Lease
+	for i := range 3 * walkBatch {
+		put(stores[i%2], []string{"team-a", "team-b"}[i%2], fmt.Sprintf("lock-%05d", i*2), "h", "1")
+	}
+	put(stores[0], "kube-node-lease", "node-1", "node-1", "1")
+	put(stores[1], "kube-node-lease", "node-2", "node-2", "1")
+	var want [lock.NumOrders][]*lock.Lease
 	for o := range lock.NumOrders {
-		before[o] = sortedRecords(stores, o)
+		want[o] = sortedRecords(stores, o)
 	}
 	snap := takeSnapshot(stores, every)
 	defer snap.Release()
-	events := func() {
-		put(stores[0], "team-a", "lock-00001", "h", "2", t0)           // added, ahead of every walk
-		put(stores[1], "team-b", "lock-00003", "h", "2", t0)           // and in the other store
-		put(stores[0], "team-a", "lock-00000", "z", "2", t0)           // a new holder: last in lease_info's order
-		put(stores[1], "kube-node-lease", "node-3", "node-3", "2", t0) // a node heartbeat
-		for _, s := range stores {
-			l := rawLease("", "3", "", t0)
-			l.Namespace, l.Name = map[*store[*lock.Lease]]string{stores[0]: "team-a", stores[1]: "team-b"}[s], "lock-00010"
-			_ = s.Delete(l) // none in store 0; in store 1 a lock of the snapshot
-		}
+
+	// Before the first walk.
+	put(stores[0], "team-a", "lock-00001", "h", "2") // added, ahead of every walk
+	put(stores[1], "team-b", "lock-00003", "h", "2") // and in the other store
+	put(stores[0], "team-a", "lock-00000", "z", "2") // a new holder: last in lease_info's order
+	del(stores[1], "team-b", "lock-00010")           // a lock of the snapshot
+	put(stores[1], "kube-node-lease", "node-3", "node-3", "2")
+	node3, _ := stores[1].get("kube-node-lease/node-3")
+	for o := range lock.NumOrders {
+		want[o] = append(want[o], node3)
+		slices.SortFunc(want[o], o.Compare)
 	}
-	for round := range 2 { // the events land before the first walk, then in the middle of one
+	for round := range 2 { // in the second, more events land in the middle of a walk
 		for o := range lock.NumOrders {
 			var got []*lock.Lease
 			snap.InOrder(o, every, func(b []*lock.Lease) bool {
 				if round == 1 && o == lock.ByInfo && len(got) == walkBatch {
-					events()
+					put(stores[1], "team-b", "lock-00005", "h", "2")
+					put(stores[0], "kube-node-lease", "node-4", "node-4", "2")
+					del(stores[0], "team-a", "lock-00000")
 				}
 				got = append(got, b...)
 				return true
 			})
-			if !slices.Equal(got, before[o]) {
-				d := firstDiff(got, before[o])
-				t.Fatalf("round %d, order %d: the snapshot walks %d locks, it was taken of %d; first difference at %d", round, o, len(got), len(before[o]), d)
+			if !slices.Equal(got, want[o]) {
+				d := firstDiff(got, want[o])
+				t.Fatalf("round %d, order %d: the snapshot walks %d locks, want %d; first difference at %d", round, o, len(got), len(want[o]), d)
 			}
 		}
-		if round == 0 {
-			events()
-		}
 	}
-	if got, want := len(walked(stores, lock.BySeries)), len(before[lock.BySeries])+2+1-1; got != want {
+	// Two locks added and one deleted before the first walk, and again in the middle of one.
+	if got, want := len(walked(stores, lock.BySeries)), len(want[lock.BySeries])+2-1+2-1; got != want {
 		t.Fatalf("a snapshot after the events walks %d locks, want %d", got, want)
 	}
 }
