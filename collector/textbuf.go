@@ -17,7 +17,8 @@ type textBuffer struct {
 // few lines short of 1 MiB, so that appending a line rarely outgrows the buffer. At 100k
 // locks (92 MB) a scrape over loopback took a median 91 ms with 1 MiB writes against 92 to
 // 104 ms with 256 and 64 KiB ones (docs/benchmarks.md): the system calls' share. A scrape
-// holds this one buffer whatever the number of locks.
+// holds this one buffer whatever the number of locks, beside its snapshot of the cache (two
+// pointers per lock, informer/snapshot.go).
 const (
 	textBufferSize = 1 << 20
 	textFlushAt    = textBufferSize - 4<<10

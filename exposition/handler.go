@@ -21,10 +21,11 @@ import (
 
 // Handler serves the text format (what Prometheus asks for unless native histograms are on,
 // see negotiate.go) through the fast per-lease writer, and every other format through
-// client_golang with the same series. The text streams: the writer walks the locks in the
-// order the cache keeps and hands out each MiB as it fills (the first 60 KiB at once), gzipped as it goes when the
-// client accepts gzip, so the first byte leaves at once and a scrape holds a buffer, not the
-// exposition, whatever the number of locks.
+// client_golang with the same series. The text streams: the writer reads the cache once,
+// walks that snapshot in the order the cache keeps and hands out each MiB as it fills (the
+// first 60 KiB at once), gzipped as it goes when the client accepts gzip, so the first byte
+// leaves at once and a scrape holds a buffer and its snapshot (two pointers per lock), never
+// the exposition, whatever the number of locks.
 //
 // Simultaneous scrapes each render: sharing one render would need the whole compressed body
 // held for latecomers, memory growing with the locks, and no byte sent before the last was
