@@ -79,10 +79,7 @@ func waitSteady(t *testing.T, p *leaseProbe, pool *election.Pool) (*election.Can
 
 // checkHeldConsistent checks, within one scrape, that lease_held says what the Lease's own
 // numbers say: held iff there is a holder and the renew age is at most the duration. Both are
-// evaluated at the same instant by the exporter, so this is exact, not timing-dependent, on a
-// scrape that no event changed: a takeover landing while lease_held is written but before
-// lease_info can pair the old record's lease_held with the new holder, which is why until
-// confirms a broken error on the next scrape (see broken).
+// evaluated at the same instant by the exporter, so this is exact, not timing-dependent.
 func checkHeldConsistent(m leaseMetrics) error {
 	want := 0.0
 	if m.holder != "" && m.v("lease_renew_age_seconds") <= m.v("lease_duration_seconds") {

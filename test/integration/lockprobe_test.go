@@ -67,12 +67,10 @@ func (p *lockProbe) fatalf(t *testing.T, format string, args ...any) {
 	t.Fatalf("%s %s/%s: %s\n--- /metrics lines ---\n%s", p.kind, p.ns, p.name, fmt.Sprintf(format, args...), p.lines)
 }
 
-// until scrapes until cond accepts a scrape; a broken error fails once the next scrape
-// confirms it (see broken).
+// until scrapes until cond accepts a scrape; a broken error fails at once.
 func (p *lockProbe) until(t *testing.T, what string, cond func(lockMetrics) error) lockMetrics {
 	t.Helper()
 	end := time.Now().Add(deadline)
-	var suspect error // a broken error of the scrape before, to be confirmed
 	for {
 		m, err := p.read()
 		if err == nil {
@@ -80,15 +78,8 @@ func (p *lockProbe) until(t *testing.T, what string, cond func(lockMetrics) erro
 				return m
 			}
 		}
-		if errors.As(err, new(broken)) && suspect != nil {
-			p.fatalf(t, "%s: %v (the scrape before: %v)", what, err, suspect)
-		}
-		if time.Now().After(end) {
+		if errors.As(err, new(broken)) || time.Now().After(end) {
 			p.fatalf(t, "%s: %v", what, err)
-		}
-		suspect = nil
-		if errors.As(err, new(broken)) {
-			suspect = err
 		}
 		time.Sleep(poll)
 	}

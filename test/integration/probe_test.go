@@ -132,27 +132,17 @@ func (p *leaseProbe) errorf(t *testing.T, format string, args ...any) {
 }
 
 // broken marks a condition error that retrying cannot fix (an inconsistency the exporter
-// must never show), so until fails on it instead of polling past it: once the next scrape is
-// broken too, not at once. One scrape is not one snapshot of the exporter's cache: its writer
-// walks the locks once per family (collector.TextWriter, TestTextWriterLockArrivingMidScrape),
-// so an event that lands during a scrape shows only in the families written after it. A lock
-// created during a scrape can then have lease_held 1 and lease_info but neither
-// lease_acquire_timestamp_seconds nor lease_duration_seconds, the families written first (it
-// stopped TestAnnotationLocks/PythonConfigMapLockFailover once, on 1.35); a takeover can pair
-// lease_held of the old record with lease_info of the new. The next scrape is whole again,
-// while what the exporter really gets wrong stays wrong.
+// must never show), so until fails at once instead of polling past it.
 type broken struct{ error }
 
 func brokenf(format string, args ...any) error { return broken{fmt.Errorf(format, args...)} }
 
 // until scrapes every interval until cond accepts a scrape and returns that scrape. It fails
-// the test when timeout passes or cond returns a broken error on two scrapes in a row (see
-// broken). Deadlines are generous: the machine is shared and the test binary runs under the
-// race detector.
+// the test when timeout passes or cond returns a broken error. Deadlines are generous: the
+// machine is shared and the test binary runs under the race detector.
 func (p *leaseProbe) until(t *testing.T, timeout, every time.Duration, what string, cond func(leaseMetrics) error) leaseMetrics {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
-	var suspect error // a broken error of the scrape before, to be confirmed
 	for {
 		m, err := p.scrape()
 		if err == nil {
@@ -160,15 +150,11 @@ func (p *leaseProbe) until(t *testing.T, timeout, every time.Duration, what stri
 				return m
 			}
 		}
-		if errors.As(err, new(broken)) && suspect != nil {
-			p.fatalf(t, "%s: %v (the scrape before: %v)", what, err, suspect)
+		if errors.As(err, new(broken)) {
+			p.fatalf(t, "%s: %v", what, err)
 		}
 		if time.Now().After(deadline) {
 			p.fatalf(t, "%s: not within %s; last: %v", what, timeout, err)
-		}
-		suspect = nil
-		if errors.As(err, new(broken)) {
-			suspect = err
 		}
 		time.Sleep(every)
 	}
