@@ -76,7 +76,10 @@ func testKubePrometheusStack(t *testing.T, c *cluster, reg, repo string) {
 	old := failElectorOver(t, c)
 
 	t.Run("UpgradeFromThePreRelease", func(t *testing.T) {
-		testUpgradeFromThePreRelease(t, c, stack, hook, append([]string{"upgrade", "lease-exporter", "--version", registryVersion}, values...), repo, old)
+		// minReadySeconds above the 10 s scrape interval: each new replica is scraped before the
+		// one it replaces goes (the pre-release's chart has no such value).
+		upgrade := append([]string{"upgrade", "lease-exporter", "--version", registryVersion, "--set", "minReadySeconds=15"}, values...)
+		testUpgradeFromThePreRelease(t, c, stack, hook, upgrade, repo, old)
 	})
 	t.Run("LeaseNoLeaderPages", func(t *testing.T) { testLeaseNoLeaderPages(t, c, am.URL) })
 	t.Run("RolloutSendsNoExporterAlert", func(t *testing.T) { testRolloutSendsNoExporterAlert(t, c, stack, hook) })
