@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// serverClock is the API server's clock as the plugin reads it from the Date header of every
-// response, so a one-shot read judges a lock against the clock the API server stamps, not
-// the laptop's, which may be minutes off. The header has one-second resolution: a response
-// sent between send and receive (by the local clock) and dated d says the offset (server
-// minus local) lies between d − receive and d + 1 s − send. Every response narrows the
-// interval; the estimate is its middle, uncertain by half its width.
+// serverClock is the API server's clock, read from the Date header of every response, so a
+// one-shot read judges a lock by the clock the API server stamps, not the laptop's, which may
+// be minutes off. The header has one-second resolution: a response sent and received at local
+// times send and receive, dated d, puts the offset (server minus local) between d − receive
+// and d + 1 s − send. Every response narrows the interval; the estimate is its middle,
+// uncertain by half its width.
 type serverClock struct {
 	local func() time.Time
 
@@ -22,6 +22,10 @@ type serverClock struct {
 }
 
 func newServerClock(local func() time.Time) *serverClock { return &serverClock{local: local} }
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
 
 // wrap returns rt reading the Date header of each response.
 func (c *serverClock) wrap(rt http.RoundTripper) http.RoundTripper {
@@ -35,7 +39,6 @@ func (c *serverClock) wrap(rt http.RoundTripper) http.RoundTripper {
 	})
 }
 
-// observe narrows the offset with a response dated date, sent and received at these local times.
 func (c *serverClock) observe(date string, sent, received time.Time) {
 	d, err := http.ParseTime(date)
 	if err != nil {
@@ -44,19 +47,14 @@ func (c *serverClock) observe(date string, sent, received time.Time) {
 	lo, hi := d.Sub(received), d.Add(time.Second).Sub(sent)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.seen {
-		c.lo, c.hi, c.seen = lo, hi, true
-		return
+	// Intervals that do not meet mean the server's clock stepped: start over from this one.
+	if c.seen && max(c.lo, lo) <= min(c.hi, hi) {
+		lo, hi = max(c.lo, lo), min(c.hi, hi)
 	}
-	nlo, nhi := max(c.lo, lo), min(c.hi, hi)
-	if nlo > nhi {
-		// The intervals disagree: the server's clock stepped. Start over from this response.
-		nlo, nhi = lo, hi
-	}
-	c.lo, c.hi = nlo, nhi
+	c.lo, c.hi, c.seen = lo, hi, true
 }
 
-// now returns the API server's time now, its uncertainty, and whether any response was dated;
+// now returns the API server's time, its uncertainty, and whether any response was dated;
 // without one, the local clock.
 func (c *serverClock) now() (at time.Time, uncertainty time.Duration, fromServer bool) {
 	c.mu.Lock()
@@ -77,7 +75,3 @@ func (c *serverClock) describe() string {
 	}
 	return fmt.Sprintf("at %s by the API server's clock (Date header, ±%s)", at.UTC().Format(time.RFC3339), unc.Round(time.Millisecond))
 }
-
-type roundTripper func(*http.Request) (*http.Response, error)
-
-func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

@@ -20,12 +20,11 @@ const listExamples = `  # The locks in the current namespace, judged as the expo
   # Watch a failover: a row each time a lock changes holder or standing
   kubectl lease -n kube-system -w`
 
-// newRootCommand is `kubectl lease`: list by default, and describe.
 func newRootCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	return newRootCommandWith(streams, newSource)
 }
 
-// newRootCommandWith is newRootCommand reading the cluster through connect's source.
+// newRootCommandWith is `kubectl lease` (list, and describe) reading through connect's source.
 func newRootCommandWith(streams genericiooptions.IOStreams, connect func(*options) (*source, error)) *cobra.Command {
 	o := newOptions(streams)
 	o.connect = connect
@@ -34,13 +33,10 @@ func newRootCommandWith(streams genericiooptions.IOStreams, connect func(*option
 		Short: "Who holds each election lock, and whether validly, as lease-exporter judges it",
 		Long: `kubectl lease lists every election lock (Leases, and with --locks the leader annotation of
 ConfigMaps and Endpoints): who holds it, whether validly right now, how long ago it was
-renewed. It judges with the exporter's own code (the standings of lease_class_locks), against
-the API server's clock read from its responses' Date header, not this machine's.
-
-A single read cannot measure a holder's clock skew, which the exporter measures on renewals it
-watches: a renewTime stamped in the API server's future beyond what the lease tolerates is
-flagged ",skewed"; -w watches, judges by observation exactly as the exporter does, and shows
-the skew it measures.
+renewed, judged by the exporter's own code against the API server's clock (its Date header).
+A single read cannot measure a holder's clock skew: a renewTime in the API server's future
+beyond what the lease tolerates is flagged ",skewed"; -w watches and measures skew as the
+exporter does.
 
 Columns:
 ` + columnHelp(),
@@ -59,14 +55,8 @@ Columns:
 	}
 	o.addCommonFlags(root.PersistentFlags())
 	o.addListFlags(root.Flags())
-	list := &cobra.Command{
-		Use:     "list",
-		Short:   "List the locks (the default command)",
-		Long:    root.Long,
-		Example: listExamples,
-		Args:    cobra.NoArgs,
-		RunE:    root.RunE,
-	}
+	list := &cobra.Command{Use: "list", Short: "List the locks (the default command)", Long: root.Long,
+		Example: listExamples, Args: cobra.NoArgs, RunE: root.RunE}
 	o.addListFlags(list.Flags())
 	root.AddCommand(list, newDescribeCommand(o))
 	// kubectl completes plugins through kubectl_complete-lease, not a completion command.

@@ -11,17 +11,15 @@ import (
 	"github.com/lease-exporter/lease-exporter/lock"
 )
 
-// apiError is a list or watch of locks that the API server refused or could not answer,
-// with what it asked for, so the one line the user reads names the fix: the verb and
-// resource to be granted, the context to check.
+// apiError is a list or watch of locks the API server refused or could not answer, with
+// what was asked, so the one line printed names the fix: what to grant, what to check.
 type apiError struct {
 	verb      string
 	kind      lock.Kind
-	namespace string
+	namespace string // "" for all
 	err       error
 }
 
-// lockError is a failed request for locks of kind k in namespace ("" for all).
 func lockError(verb string, k lock.Kind, namespace string, err error) *apiError {
 	return &apiError{verb: verb, kind: k, namespace: namespace, err: err}
 }
@@ -31,23 +29,25 @@ func (e *apiError) Unwrap() error { return e.err }
 
 // what names the request: "list configmaps in namespace kube-system".
 func (e *apiError) what() string {
-	if e.namespace == "" {
-		return e.verb + " " + e.kind.Resource() + " in all namespaces"
+	where := "in all namespaces"
+	if e.namespace != "" {
+		where = "in namespace " + e.namespace
 	}
-	return e.verb + " " + e.kind.Resource() + " in namespace " + e.namespace
+	return e.verb + " " + e.kind.Resource() + " " + where
 }
 
-// explain turns err into the one line printed after "error: ".
+// explain is err as the one line printed after "error: ".
 func explain(err error) string {
 	var ae *apiError
 	if !errors.As(err, &ae) {
 		return err.Error()
 	}
 	status := ae.err.Error()
-	var se apierrors.APIStatus
-	if errors.As(ae.err, &se) {
+	if se := apierrors.APIStatus(nil); errors.As(ae.err, &se) {
 		status = se.Status().Message
 	}
+	var ue *url.Error
+	var ne net.Error
 	switch {
 	case apierrors.IsForbidden(ae.err):
 		fix := fmt.Sprintf("ask for %q on %s (RBAC)", ae.verb, ae.kind.QualifiedResource())
@@ -59,10 +59,7 @@ func explain(err error) string {
 		return fmt.Sprintf("cannot %s: the API server did not accept your credentials (%s); log in again or pick another --context", ae.what(), status)
 	case apierrors.IsNotFound(ae.err):
 		return fmt.Sprintf("cannot %s: the API server does not serve %s (%s); check --context, or leave that kind out with --locks", ae.what(), ae.kind.QualifiedResource(), status)
-	}
-	var ue *url.Error
-	var ne net.Error
-	if errors.As(ae.err, &ue) || errors.As(ae.err, &ne) {
+	case errors.As(ae.err, &ue) || errors.As(ae.err, &ne):
 		return fmt.Sprintf("cannot %s: the API server cannot be reached (%v); check --context, --server and your network", ae.what(), ae.err)
 	}
 	return ae.Error()

@@ -17,8 +17,8 @@ import (
 	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
-// The history of a lock is what only an observer of every write knows: describe reads it
-// from an exporter's JSON API (GET /api/v1/leases/{namespace}/{name}), at a URL or through a
+// A lock's history is what only an observer of every write knows: describe reads it from an
+// exporter's JSON API (GET /api/v1/leases/{namespace}/{name}), at a URL or through a
 // port-forward to a Pod behind its Service (portforward.go). Nothing in the answer is
 // trusted: it must be about the lock the API server holds, and every field is escaped.
 
@@ -33,12 +33,13 @@ func (e *exporterError) Error() string {
 }
 func (e *exporterError) Unwrap() error { return e.err }
 
+const fixURL = "give --exporter as http://HOST:PORT (the exporter's --web.listen-address)"
+
 // exporterDetail reads l's detail from the exporter --exporter or --exporter-service names;
 // nil, with no error, when neither is given. An answer about another lock (another
-// cluster's, or an incarnation before l) is an error, never l's history.
+// cluster's, or another incarnation) is an error, never l's history.
 func exporterDetail(ctx context.Context, o *options, src *source, l *lock.Lease) (*api.Detail, string, error) {
 	path := "api/v1/leases/" + url.PathEscape(l.Namespace()) + "/" + url.PathEscape(l.Name())
-	kind := l.Kind().String()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var body []byte
@@ -46,15 +47,19 @@ func exporterDetail(ctx context.Context, o *options, src *source, l *lock.Lease)
 	var err error
 	switch {
 	case o.exporter != "":
-		u, user, perr := exporterURL(o.exporter)
-		if perr != nil {
-			return nil, "--exporter", perr
+		// The user info is taken out once, sent as basic auth and never printed (a password,
+		// or a token as the user name); what does not parse is not echoed at all.
+		u, perr := url.Parse(o.exporter)
+		if perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, "--exporter", &exporterError{where: "--exporter", err: errors.New("not an http(s) URL"), fix: fixURL}
 		}
+		user := u.User
+		u.User = nil
 		where = u.String()
-		body, err = getExporter(ctx, u, user, path, kind)
+		body, err = getExporter(ctx, u, user, path, l.Kind().String())
 	case o.exporterService != "":
 		where = "service " + o.exporterService
-		body, err = getThroughForward(ctx, src, o.exporterService, path, kind)
+		body, err = getThroughForward(ctx, src, o.exporterService, path, l.Kind().String())
 	default:
 		return nil, "", nil
 	}
@@ -66,49 +71,33 @@ func exporterDetail(ctx context.Context, o *options, src *source, l *lock.Lease)
 		return nil, where, &exporterError{where: where, err: fmt.Errorf("its answer is no lease-exporter detail: %v", err),
 			fix: "check that the URL or Service is a lease-exporter's"}
 	}
-	if err := sameLock(&d, l); err != nil {
-		return nil, where, &exporterError{where: where, err: err,
+	// A name alone does not say which cluster, nor which incarnation: the UID does.
+	if uid := l.UID.String(); d.Kind != l.Kind().String() || d.Namespace != l.Namespace() || d.Name != l.Name() || d.UID != uid {
+		return nil, where, &exporterError{where: where,
+			err: fmt.Errorf("its answer is about another lock: %s %s/%s with UID %s, not the %s %s/%s with UID %s that the API server holds",
+				orNone(d.Kind), d.Namespace, d.Name, orNone(d.UID), l.Kind(), l.Namespace(), l.Name(), uid),
 			fix: "it watches another cluster, or the lock was deleted and recreated since it looked: give this cluster's exporter (kubectl config current-context names the cluster), or try again in a few seconds"}
 	}
 	return &d, where, nil
 }
 
-// sameLock checks that the exporter's answer d is about l: the same kind, namespace and
-// name, and the same incarnation (UID). A name alone does not say which cluster it is in.
-func sameLock(d *api.Detail, l *lock.Lease) error {
-	uid := l.UID.String()
-	if d.Kind == l.Kind().String() && d.Namespace == l.Namespace() && d.Name == l.Name() && d.UID == uid {
-		return nil
-	}
-	return fmt.Errorf("its answer is about another lock: %s %s/%s with UID %s, not the %s %s/%s with UID %s that the API server holds",
-		orNone(d.Kind), d.Namespace, d.Name, orNone(d.UID), l.Kind(), l.Namespace(), l.Name(), uid)
-}
-
-// exporterURL is --exporter, an http(s) URL, without its user info: that is sent as basic
-// auth and never printed, in the history's heading or any error (a password, or a token as
-// the user name). What does not parse is not echoed at all.
-func exporterURL(s string) (*url.URL, *url.Userinfo, error) {
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, nil, &exporterError{where: "--exporter", err: errors.New("not an http(s) URL"), fix: "give --exporter as http://HOST:PORT (the exporter's --web.listen-address)"}
-	}
-	user := u.User
-	u.User = nil
-	return u, user, nil
-}
-
-// noRedirects: describe follows no redirect, which could take the request and its basic
-// auth to another host, or from https to http; the exporter's API never redirects.
+// noRedirects: a redirect could take the request and its basic auth to another host, or from
+// https to http; the exporter's API never redirects.
 var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
-// getExporter GETs path (with ?kind=) from the exporter at base, with user's basic auth.
+// getExporter GETs path?kind= from the exporter at base, with user's basic auth.
 func getExporter(ctx context.Context, base *url.URL, user *url.Userinfo, path, kind string) ([]byte, error) {
-	where := base.String()
+	fail := func(err error, fix string) ([]byte, error) {
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			err = ue.Err // without the URL, which the message names already
+		}
+		return nil, &exporterError{where: base.String(), err: err, fix: fix}
+	}
 	u := base.JoinPath(path)
 	u.RawQuery = url.Values{"kind": {kind}}.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, &exporterError{where: where, err: err, fix: "give --exporter as http://HOST:PORT (the exporter's --web.listen-address)"}
+		return fail(err, fixURL)
 	}
 	if user != nil {
 		password, _ := user.Password()
@@ -116,36 +105,23 @@ func getExporter(ctx context.Context, base *url.URL, user *url.Userinfo, path, k
 	}
 	resp, err := noRedirects.Do(req)
 	if err != nil {
-		return nil, &exporterError{where: where, err: requestError(err), fix: "check --exporter, or reach the exporter with kubectl port-forward and --exporter http://127.0.0.1:PORT"}
+		return fail(err, "check --exporter, or reach the exporter with kubectl port-forward and --exporter http://127.0.0.1:PORT")
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return nil, &exporterError{where: where, err: requestError(err), fix: "try again"}
+	switch to, locErr := resp.Location(); {
+	case err != nil:
+		return fail(err, "try again")
+	case resp.StatusCode == http.StatusOK:
+		return body, nil
+	case locErr == nil: // not the body, which repeats where it leads, user info and all
+		to.User = nil
+		return fail(errors.New(resp.Status), "describe follows no redirect: give --exporter as the URL it redirects to, "+to.String()+", if you trust that server")
+	case resp.StatusCode == http.StatusNotFound:
+		return fail(fmt.Errorf("%s: %s", resp.Status, answerError(body)),
+			"the exporter does not watch this lock: check its --locks, --namespaces and --lease-selector, or, when sharded, ask the shard that owns it")
 	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, &exporterError{where: where, err: statusError(resp, body), fix: statusFix(resp)}
-	}
-	return body, nil
-}
-
-// requestError is err from the HTTP client without the URL it names: the message names the
-// exporter already.
-func requestError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
-}
-
-// statusError is a failed answer: its status, and the exporter's {"error": ...} or the body
-// (not a redirect's, which repeats where it leads, user info and all).
-func statusError(resp *http.Response, body []byte) error {
-	if _, err := resp.Location(); err == nil {
-		return errors.New(resp.Status)
-	}
-	return fmt.Errorf("%s: %s", resp.Status, answerError(body))
+	return fail(fmt.Errorf("%s: %s", resp.Status, answerError(body)), "check the exporter's logs")
 }
 
 // answerError is the exporter's {"error": ...} answer, or the body.
@@ -159,17 +135,7 @@ func answerError(body []byte) string {
 	return strings.ToValidUTF8(strings.TrimSpace(string(body[:min(len(body), 200)])), "")
 }
 
-func statusFix(resp *http.Response) string {
-	if resp.StatusCode == http.StatusNotFound {
-		return "the exporter does not watch this lock: check its --locks, --namespaces and --lease-selector, or, when sharded, ask the shard that owns it"
-	}
-	if to, err := resp.Location(); err == nil {
-		to.User = nil
-		return "describe follows no redirect: give --exporter as the URL it redirects to, " + to.String() + ", if you trust that server"
-	}
-	return "check the exporter's logs"
-}
-
+// serviceFix names the fix for a Service, its EndpointSlices or a port-forward refused or missing.
 func serviceFix(err error, ns string) string {
 	switch {
 	case apierrors.IsForbidden(err):
@@ -178,12 +144,4 @@ func serviceFix(err error, ns string) string {
 		return "check the Service's namespace and name: kubectl get services -n " + ns
 	}
 	return "check --context, or give --exporter URL"
-}
-
-// forwardFix names the fix for a port-forward that could not start.
-func forwardFix(err error, ns string) string {
-	if apierrors.IsForbidden(err) {
-		return serviceFix(err, ns)
-	}
-	return "check that the exporter's Pod runs (kubectl get pods -n " + ns + "), or give --exporter URL"
 }

@@ -11,24 +11,24 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	"github.com/lease-exporter/lease-exporter/lock"
 	"github.com/lease-exporter/lease-exporter/statuspage/api"
 )
 
 // runList lists every lock of the kinds --locks names, read by the exporter's informer
-// (read.go) and judged at one moment by the API server's clock; -o json and its kin as the
-// exporter's JSON list carries them. -w goes on watching (watch.go).
+// (read.go) and judged at one moment by the API server's clock; -w goes on (watch.go).
 func runList(ctx context.Context, o *options) error {
-	src, err := o.connect(o)
-	if err != nil {
-		return err
-	}
 	kinds, err := o.kinds()
 	if err != nil {
 		return err
 	}
 	ns, err := o.namespace()
+	if err != nil {
+		return err
+	}
+	src, err := o.connect(o)
 	if err != nil {
 		return err
 	}
@@ -45,14 +45,14 @@ func runList(ctx context.Context, o *options) error {
 	}
 	defer stop()
 	if w != nil {
-		// The rows of the list first; the observer prints changes only after them.
+		// The list's rows first; the observer prints changes only after them.
 		if err := w.begin(func() error { return out.print(records(c, kinds), ns) }); err != nil {
 			return err
 		}
 		return watchLocks(ctx, c, w, failed)
 	}
 	recs := records(c, kinds)
-	stop() // the records are read: nothing changes them while they are printed
+	stop() // nothing changes the records while they are printed
 	return out.print(recs, ns)
 }
 
@@ -60,10 +60,8 @@ func runList(ctx context.Context, o *options) error {
 type listOutput struct {
 	o     *options
 	clock *serverClock
-	// out buffers stdout, flushed after each print and each table's rows: a tabwriter writes
-	// each cell and its padding apart.
-	out *bufio.Writer
-	// filter is --class, summed is the class summed up instead of listed (node heartbeats,
+	out   *bufio.Writer // stdout, flushed after each print
+	// filter is --class; summed is the class summed up instead of listed (node heartbeats,
 	// unless --class asks for them or -o name lists every lock).
 	filter, summed *lock.Class
 	nodes          nodeSummary
@@ -77,8 +75,7 @@ func newListOutput(o *options, clock *serverClock) *listOutput {
 	if c, err := lock.ParseClass(o.class); o.class != "" && err == nil {
 		out.filter = &c
 	} else if o.output != "name" {
-		nodes := lock.ClassNodeHeartbeat
-		out.summed = &nodes
+		out.summed = ptr.To(lock.ClassNodeHeartbeat)
 	}
 	if o.watch {
 		out.shown = map[lock.Ref]shownState{}
@@ -87,13 +84,9 @@ func newListOutput(o *options, clock *serverClock) *listOutput {
 	return out
 }
 
-// print prints the records the informer observed in namespace ns ("" for all), judged at
-// one moment, as -o asks: names, the table, or a document.
+// print prints the records observed in namespace ns ("" for all), judged at one moment, as
+// -o asks: names, the table, or a document.
 func (p *listOutput) print(recs []*lock.Lease, ns string) error {
-	return cmp.Or(p.write(recs, ns), p.out.Flush())
-}
-
-func (p *listOutput) write(recs []*lock.Lease, ns string) error {
 	at, _, _ := p.clock.now()
 	var listed []*lock.Lease
 	for _, rec := range recs {
@@ -103,26 +96,31 @@ func (p *listOutput) write(recs []*lock.Lease, ns string) error {
 			p.nodes.add(rec, at)
 		}
 	}
+	var err error
 	switch p.o.output {
 	case "name":
 		for _, rec := range listed {
-			fmt.Fprintln(p.out, esc(nameOf(rec)))
+			gvr, kind := rec.Kind().GVR(), strings.ToLower(rec.Kind().String())
+			if gvr.Group != "" {
+				kind += "." + gvr.Group
+			}
+			fmt.Fprintln(p.out, esc(kind+"/"+rec.Name())) // as kubectl's -o name: lease.coordination.k8s.io/NAME
 		}
-		return nil
 	case "", "wide":
-		return p.printTable(listed, at, ns)
+		err = p.printTable(listed, at, ns)
+	default:
+		err = p.structured(listed)
 	}
-	return p.structured(listed)
+	return cmp.Or(err, p.out.Flush())
 }
 
-// printTable prints the table, and after it what a person reading the list (not a script,
-// --no-headers, nor -w between its rows) wants: the node-heartbeat summary, and which clock
-// judged.
+// printTable prints the table and, for a person reading it (not --no-headers, nor -w
+// between its rows), the node-heartbeat summary and which clock judged.
 func (p *listOutput) printTable(recs []*lock.Lease, at time.Time, ns string) error {
 	var rows [][]any
 	for _, rec := range recs {
 		j := judge(rec, at, !p.o.watch)
-		if p.shown != nil {
+		if p.o.watch {
 			p.shown[rec.Ref()] = stateOf(j, rec)
 		}
 		rows = append(rows, cells(&j, at, p.o.allNamespaces, p.o.watch))
@@ -149,8 +147,8 @@ func (p *listOutput) printTable(recs []*lock.Lease, at time.Time, ns string) err
 	return nil
 }
 
-// listJSON is -o json and yaml: the locks as the exporter's JSON list carries them, judged
-// at one moment by the API server's clock.
+// listJSON is -o json's document: the locks as the exporter's JSON list carries them (in its
+// order), judged at one moment by the API server's clock.
 type listJSON struct {
 	EvaluatedAt time.Time `json:"evaluated_at"`
 	// Clock is "api-server" (the Date header of the list's responses) or "local".
@@ -161,8 +159,7 @@ type listJSON struct {
 	NodeHeartbeats *api.NodeHeartbeats `json:"node_heartbeats"`
 }
 
-// structured prints recs as -o json and its kin do: the document listJSON, through the
-// printer -o names.
+// structured prints recs' document through the printer -o names.
 func (p *listOutput) structured(recs []*lock.Lease) error {
 	at, unc, server := p.clock.now()
 	out := listJSON{EvaluatedAt: at.UTC(), Clock: "local", ClockUncertaintySeconds: unc.Seconds(), Leases: []judged{}}
@@ -179,31 +176,14 @@ func (p *listOutput) structured(recs []*lock.Lease) error {
 		out.NodeHeartbeats = api.SummaryJSON(&p.nodes.Summary)
 	}
 	b, err := json.Marshal(out)
-	if err != nil {
-		return err
+	if err == nil && p.o.output != "json" && !strings.HasSuffix(p.o.output, "yaml") {
+		b, err = escValues(b) // a template or a custom column prints values bare: escape them as the table does
 	}
-	if p.o.output != "json" && !strings.HasSuffix(p.o.output, "yaml") {
-		// A template or a custom column prints values bare: escape them as the table does.
-		if b, err = escValues(b); err != nil {
-			return err
-		}
-	}
-	printer, err := p.o.printer()
-	if err != nil {
+	printer, perr := p.o.printer()
+	if err = cmp.Or(err, perr); err != nil {
 		return err
 	}
 	// runtime.Unknown: the printers write its JSON as it is (indented, or as YAML), with no
 	// apiVersion or kind added: the document is the exporter's JSON, not an API object.
 	return printer.PrintObj(&runtime.Unknown{Raw: escJSON(b), ContentType: runtime.ContentTypeJSON}, p.out)
-}
-
-// nameOf is a lock as kubectl's -o name prints an object: lease.coordination.k8s.io/NAME,
-// configmap/NAME, endpoints/NAME.
-func nameOf(l *lock.Lease) string {
-	gvr := l.Kind().GVR()
-	kind := strings.ToLower(l.Kind().String())
-	if gvr.Group != "" {
-		kind += "." + gvr.Group
-	}
-	return kind + "/" + l.Name()
 }

@@ -1,7 +1,7 @@
 // Command kubectl-lease is the exporter's judgement at the command line, for the person on
 // call: `kubectl lease` lists every election lock with who holds it and whether validly, as
-// lease_held and lease_class_locks judge it (the same code, lock), and `kubectl
-// lease describe` shows one lock's record, candidates and, from an exporter, its history.
+// lease_held and lease_class_locks judge it (the same code, lock); `kubectl lease describe`
+// shows one lock's record, candidates and, from an exporter, its history.
 // docs/kubectl-plugin.md is its manual.
 package main
 
@@ -18,17 +18,14 @@ import (
 )
 
 func main() {
-	// client-go's reflector (the informer's) logs a watch it reopens through klog: the plugin
-	// retries as the exporter does, and a person reading -w's rows needs no log lines between them.
+	// The informer's reflector logs each watch it reopens: -w's reader wants only rows.
 	klog.SetLogger(logr.Discard())
-	streams := genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-	os.Exit(run(context.Background(), os.Args[1:], streams))
+	os.Exit(run(context.Background(), os.Args[1:], genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}))
 }
 
-// run runs the command line args and returns the exit code: 0, or 1 after one line
-// "error: ..." on stderr, as kubectl's own commands end (never a stack trace). Interrupted
-// (Ctrl-C, which is how -w ends), it exits 130 as a shell reports SIGINT, and says nothing:
-// the requests it cut short did not fail.
+// run returns the exit code: 0, or 1 after one line "error: ..." on stderr, as kubectl's
+// commands end. Interrupted (Ctrl-C ends -w), 130 as a shell reports SIGINT, and nothing
+// said: what it cut short did not fail.
 func run(ctx context.Context, args []string, streams genericiooptions.IOStreams) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

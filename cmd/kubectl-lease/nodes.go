@@ -16,7 +16,7 @@ import (
 // and lease_class_locks do (lock.Summary), and names the few most overdue; --class
 // node-heartbeat lists them all.
 
-// maxOverdueShown bounds the overdue heartbeats named under the summary, the most overdue first.
+// maxOverdueShown bounds the overdue heartbeats named under the summary.
 const maxOverdueShown = 10
 
 type nodeSummary struct {
@@ -24,19 +24,16 @@ type nodeSummary struct {
 	overdue []*lock.Lease
 }
 
-// add counts the node heartbeat l, judged at at.
 func (s *nodeSummary) add(l *lock.Lease, at time.Time) {
 	if s.Summary.Add(l, at.UnixMicro()).Overdue() {
 		s.overdue = append(s.overdue, l)
 	}
 }
 
-var overdueColumns = []metav1.TableColumnDefinition{
-	{Name: "Name", Type: "string", Format: "name"}, {Name: "Holder", Type: "string"}, {Name: "State", Type: "string"},
-	{Name: "Renewed", Type: "string"}, {Name: "Expired", Type: "string"},
-}
+var overdueColumns = []metav1.TableColumnDefinition{{Name: "Name", Type: "string", Format: "name"},
+	{Name: "Holder", Type: "string"}, {Name: "State", Type: "string"}, {Name: "Renewed", Type: "string"}, {Name: "Expired", Type: "string"}}
 
-// print writes the summary, judged at at, and the most overdue heartbeats.
+// print writes the summary, judged at at, and the most overdue heartbeats, the most overdue first.
 func (s *nodeSummary) print(w *bufio.Writer, at time.Time) error {
 	var counts []string
 	for _, st := range lock.Standings {
@@ -47,15 +44,13 @@ func (s *nodeSummary) print(w *bufio.Writer, at time.Time) error {
 		fmt.Fprintln(w, " --class node-heartbeat lists them.")
 		return nil
 	}
-	atMicros := at.UnixMicro()
-	slices.SortFunc(s.overdue, lock.MoreOverdue(atMicros))
+	slices.SortFunc(s.overdue, lock.MoreOverdue(at.UnixMicro()))
 	shown := s.overdue[:min(len(s.overdue), maxOverdueShown)]
 	fmt.Fprintf(w, " The %d most overdue of %d (--class node-heartbeat lists them all):\n", len(shown), len(s.overdue))
 	var rows [][]any
 	for _, l := range shown {
-		j := judge(l, at, true)
-		expired := "<none>"
-		if past, ok := l.PastExpiry(atMicros); ok {
+		j, expired := judge(l, at, true), "<none>"
+		if past, ok := l.PastExpiry(at.UnixMicro()); ok {
 			expired = human(time.Duration(past)*time.Microsecond) + " ago"
 		}
 		rows = append(rows, []any{j.Name, orNone(j.Holder), j.Standing, ago(j.ObservedRenewTime, at), expired})

@@ -14,52 +14,40 @@ import (
 	"github.com/lease-exporter/lease-exporter/lock"
 )
 
-// options are the command line's: kubectl's own connection flags (cli-runtime's ConfigFlags:
-// --kubeconfig, --context, -n and the rest) and the plugin's.
+// options are kubectl's connection flags (cli-runtime's ConfigFlags: --kubeconfig,
+// --context, -n and the rest) and the plugin's.
 type options struct {
 	config  *genericclioptions.ConfigFlags
 	streams genericiooptions.IOStreams
+	// print makes -o's structured printers (json, yaml, jsonpath, go-template...), as kubectl get's.
+	print *genericclioptions.PrintFlags
 
-	allNamespaces bool
-	selector      string
-	output        string
-	// print makes the printers of the structured outputs (json, yaml, jsonpath,
-	// go-template...) from output, as kubectl get's -o.
-	print     *genericclioptions.PrintFlags
-	noHeaders bool
-	watch     bool
-	locks     []string
-	class     string
-
-	exporter        string
-	exporterService string
+	allNamespaces, noHeaders, watch bool
+	selector, output, class         string
+	locks                           []string
+	exporter, exporterService       string
 
 	// connect reads the cluster: newSource, or a test's fixture.
 	connect func(*options) (*source, error)
 }
 
-// tableOutputs are the values of -o the plugin prints itself ("" is the table); cli-runtime's
-// PrintFlags print the rest.
+// tableOutputs are the -o values the plugin prints itself ("" is the table).
 var tableOutputs = []string{"", "wide", "name"}
 
 func newOptions(streams genericiooptions.IOStreams) *options {
-	o := &options{
-		config:  genericclioptions.NewConfigFlags(true).WithDeprecatedPasswordFlag().WithDiscoveryBurst(300),
-		streams: streams,
-		locks:   []string{lock.DefaultKind.Resource()},
-	}
+	o := &options{streams: streams, locks: []string{lock.DefaultKind.Resource()},
+		config: genericclioptions.NewConfigFlags(true).WithDeprecatedPasswordFlag().WithDiscoveryBurst(300)}
 	o.print = &genericclioptions.PrintFlags{JSONYamlPrintFlags: genericclioptions.NewJSONYamlPrintFlags(),
 		TemplatePrinterFlags: genericclioptions.NewKubeTemplatePrintFlags(), OutputFormat: &o.output}
 	return o
 }
 
-// outputs are the values -o takes, as kubectl names them.
 func (o *options) outputs() []string {
 	return append(o.print.AllowedFormats(), append(tableOutputs[1:], "custom-columns", "custom-columns-file")...)
 }
 
-// printer is -o's printer of the list's document (listJSON): custom columns, or
-// cli-runtime's PrintFlags (json, yaml, kyaml, jsonpath, go-template, their -file forms).
+// printer prints the list's document (listJSON) as -o asks: kubectl's custom columns, or
+// PrintFlags' json, yaml, kyaml, jsonpath, go-template and their -file forms.
 func (o *options) printer() (printers.ResourcePrinter, error) {
 	if p, ok, err := customColumns(o.output, o.noHeaders); ok {
 		return p, err
@@ -73,7 +61,6 @@ func (o *options) printer() (printers.ResourcePrinter, error) {
 	return p, nil
 }
 
-// addCommonFlags adds the flags every subcommand reads.
 func (o *options) addCommonFlags(fs *pflag.FlagSet) {
 	o.config.AddFlags(fs)
 	fs.StringSliceVar(&o.locks, "locks", o.locks, "Kinds of lock objects to read, as the exporter's --locks spells them: "+lock.KindNames("and")+
@@ -82,7 +69,6 @@ func (o *options) addCommonFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.exporterService, "exporter-service", "", "NAMESPACE/NAME[:PORT] of a lease-exporter Service to read the history from through a port-forward to one of its Ready Pods, as kubectl port-forward does (the kubelet connects inside the Pod, so the shipped NetworkPolicy does not block it); needs \"create\" on pods/portforward. Otherwise kubectl port-forward yourself and give --exporter.")
 }
 
-// addListFlags adds list's flags.
 func (o *options) addListFlags(fs *pflag.FlagSet) {
 	fs.BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "List the locks across all namespaces.")
 	fs.StringVarP(&o.selector, "selector", "l", "", "Label selector to filter on, as kubectl get takes it (e.g. -l app=web).")
@@ -93,7 +79,7 @@ func (o *options) addListFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.class, "class", "", "List only locks of this class: "+lock.ClassNames("or")+". Node heartbeats are summed up unless asked for.")
 }
 
-// validate checks the plugin's flags; kubectl's own are checked when the client is made.
+// validate checks the plugin's flags before any request; kubectl's are checked by the client.
 func (o *options) validate() error {
 	if !slices.Contains(tableOutputs, o.output) {
 		if _, err := o.printer(); err != nil {
@@ -106,10 +92,8 @@ func (o *options) validate() error {
 	if _, err := o.kinds(); err != nil {
 		return err
 	}
-	if o.class != "" {
-		if _, err := lock.ParseClass(o.class); err != nil {
-			return fmt.Errorf("invalid --class %q: %w", o.class, err)
-		}
+	if _, err := lock.ParseClass(o.class); o.class != "" && err != nil {
+		return fmt.Errorf("invalid --class %q: %w", o.class, err)
 	}
 	if _, err := labels.Parse(o.selector); err != nil {
 		return fmt.Errorf("invalid label selector %q: %v", o.selector, err)
@@ -120,8 +104,7 @@ func (o *options) validate() error {
 	return nil
 }
 
-// kinds returns the lock kinds --locks names, in the order given, read as the exporter
-// reads its --locks.
+// kinds are the lock kinds --locks names, in its order, parsed as the exporter's --locks.
 func (o *options) kinds() ([]lock.Kind, error) {
 	kinds, err := lock.ParseKinds(o.locks)
 	if err != nil {
@@ -130,7 +113,7 @@ func (o *options) kinds() ([]lock.Kind, error) {
 	return kinds, nil
 }
 
-// namespace is the namespace to list: "" across all with -A, else -n or the context's.
+// namespace is -n's, or the context's; "" (all) with -A.
 func (o *options) namespace() (string, error) {
 	if o.allNamespaces {
 		return "", nil

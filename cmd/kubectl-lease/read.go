@@ -17,24 +17,20 @@ import (
 	"github.com/lease-exporter/lease-exporter/lock"
 )
 
-// The plugin reads the cluster with the exporter's own informer: every lock kind's source
-// (Leases whole, ConfigMap and Endpoints locks metadata-only), LeaseCandidates in the version
-// its discovery finds, client-go's reflector (a streaming list where the API server serves
-// one, paged otherwise; resumed and relisted as the exporter's), and the stores' observation
-// with their replay rule, so a record, and what -w calls live, is what the exporter's would
-// be. Only the clock is the plugin's: the API server's, read from its responses.
+// The plugin reads the cluster with the exporter's own informer: every lock kind's source,
+// LeaseCandidates in the version its discovery finds, client-go's reflector (streaming or
+// paged lists, resumed and relisted) and the stores' observation with their replay rule, so a
+// record, and what -w calls live, is what the exporter's would be. Only the clock is the
+// plugin's: the API server's, read from its responses.
 
-// source is the cluster as the plugin reads it: the informer's clients and the API server's
-// clock.
+// source is the cluster as the plugin reads it.
 type source struct {
-	// cfg is the client configuration, for describe's port-forward; nil in tests.
-	cfg     *rest.Config
+	cfg     *rest.Config // for describe's port-forward; nil in tests
 	clients informer.Clients
 	clock   *serverClock
 }
 
-// newSource connects with kubectl's configuration (--kubeconfig, --context, ...), reading
-// the API server's clock from every response.
+// newSource connects with kubectl's configuration (--kubeconfig, --context, ...).
 func newSource(o *options) (*source, error) {
 	cfg, err := o.config.ToRESTConfig()
 	if err != nil {
@@ -44,7 +40,7 @@ func newSource(o *options) (*source, error) {
 	cfg.Wrap(clock.wrap)
 	cfg.UserAgent = "kubectl-lease"
 	informer.Protobuf(cfg)
-	// Warnings (a deprecated API version) read as kubectl prints them, once each.
+	// Warnings (a deprecated API version) as kubectl prints them, once each.
 	cfg.WarningHandler = rest.NewWarningWriter(o.streams.ErrOut, rest.WarningWriterOptions{Deduplicate: true})
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -60,26 +56,20 @@ func newSource(o *options) (*source, error) {
 // readOptions say what to read: the lock kinds in namespace ns ("" for all) matching
 // selector, whether LeaseCandidates too, and who is told of every change (-w).
 type readOptions struct {
-	kinds      []lock.Kind
-	ns         string
-	selector   string
-	candidates bool
-	observer   informer.Observer
+	kinds        []lock.Kind
+	ns, selector string
+	candidates   bool
+	observer     informer.Observer
 }
 
-// candidateDiscovery bounds how long describe waits for the LeaseCandidate discovery.
-const candidateDiscovery = 10 * time.Second
-
-// read starts the informer and returns once every initial list is cached; the informer
-// runs, watching, until stop. failed receives the refusal (RBAC, credentials) of a watch
-// after that: the informer retries every other failure, as the exporter's does.
+// read starts the informer and returns once every initial list is cached; it runs, watching,
+// until stop. A failed initial list ends the read with what is wrong, where the reflector
+// would retry it for ever; after it, failed receives a watch's refusal (RBAC, credentials),
+// which -w ends on: the informer retries anything else, as the exporter's does.
 func (s *source) read(ctx context.Context, r readOptions) (c *informer.Cache, stop func(), failed <-chan error, err error) {
 	refused := make(chan error, 1)
 	opts := informer.Options{Locks: r.kinds, LeaseSelector: r.selector, NoCandidates: !r.candidates, Observer: r.observer,
 		Now: func() time.Time { at, _, _ := s.clock.now(); return at },
-		// A failed initial list ends the read: the reflector would retry it for ever, and a
-		// one-shot read says what is wrong instead. After it, only -w cares, and only for a
-		// refusal: the informer retries anything else, as the exporter's does.
 		Failed: func(resource, ns string, listed bool, err error) {
 			k := slices.IndexFunc(lock.Kinds, func(k lock.Kind) bool { return k.QualifiedResource() == resource })
 			if k < 0 || listed && (r.observer == nil || !apierrors.IsForbidden(err) && !apierrors.IsUnauthorized(err)) {
@@ -89,8 +79,7 @@ func (s *source) read(ctx context.Context, r readOptions) (c *informer.Cache, st
 			if listed {
 				verb = "watch"
 			}
-			var status *apierrors.StatusError
-			if errors.As(err, &status) {
+			if status := (*apierrors.StatusError)(nil); errors.As(err, &status) {
 				err = status // the API server's words, not the reflector's wrapping
 			}
 			select {
@@ -101,13 +90,13 @@ func (s *source) read(ctx context.Context, r readOptions) (c *informer.Cache, st
 	if r.ns != "" {
 		opts.Namespaces = []string{r.ns}
 	}
-	// cache, not the named result c, which the error returns below clear while the
-	// WaitForCacheSync goroutine may still read it.
+	// cache, not the named result c, which the returns below clear while WaitForCacheSync's
+	// goroutine may still read it.
 	cache, err := informer.NewForClients(s.clients, opts, nil, nil)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if err := cache.DiscoverCandidates(ctx, candidateDiscovery); err != nil {
+	if err := cache.DiscoverCandidates(ctx, 10*time.Second); err != nil {
 		return nil, nil, nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -126,8 +115,7 @@ func (s *source) read(ctx context.Context, r readOptions) (c *informer.Cache, st
 	return cache, stop, refused, nil
 }
 
-// records returns c's locks in the order a list shows them: by kind (--locks' order), then
-// namespace and name.
+// records returns c's locks in the list's order: by kind (--locks' order), namespace, name.
 func records(c *informer.Cache, kinds []lock.Kind) []*lock.Lease {
 	var out []*lock.Lease
 	c.Range(func(l *lock.Lease) { out = append(out, l) })

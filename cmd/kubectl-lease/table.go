@@ -13,28 +13,23 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 )
 
-// table prints rows through cli-runtime's table printer, as kubectl get does (upper-case
-// headers, columns three spaces apart, -o wide's columns only when asked): each call one
-// metav1.Table over the column definitions (below), every cell through esc. One tabwriter,
+// table prints rows through cli-runtime's table printer, as kubectl get does: each call one
+// metav1.Table over the column definitions below, every cell through esc. One tabwriter,
 // which remembers its widths, serves every call, so the rows -w adds stay in the list's
-// columns unless a later value does not fit. It writes each cell and its padding apart, so
-// it writes into a buffer, out, flushed after each call: unbuffered, 90k rows to a pipe were
-// over a million writes, 4 s of system calls.
+// columns unless a later value does not fit. It writes each cell and its padding apart: into
+// a buffer, out, flushed after each call (unbuffered, 90k rows were 4 s of system calls).
 type table struct {
-	out     *bufio.Writer
-	w       flushWriter // the tabwriter over out
+	out *bufio.Writer
+	w   interface {
+		io.Writer
+		Flush() error
+	} // the tabwriter over out
 	printer printers.ResourcePrinter
 	cols    []metav1.TableColumnDefinition
 }
 
-type flushWriter interface {
-	io.Writer
-	Flush() error
-}
-
-// seedWidths are the widths of values known before any row arrives ("ConfigMap",
-// "released"): a cell is padded to them, so a ConfigMap lock -w shows later does not shift
-// its columns.
+// seedWidths pad a cell to the width of values known before any row arrives, so a
+// ConfigMap lock or a released one that -w shows later does not shift the columns.
 var seedWidths = map[string]int{"Kind": len("ConfigMap"), "State": len("released"), "Renewed": len("<none>")}
 
 func newTable(out *bufio.Writer, cols []metav1.TableColumnDefinition, wide, noHeaders bool) *table {
@@ -49,12 +44,11 @@ func (t *table) print(rows [][]any) error {
 	}
 	tbl := &metav1.Table{ColumnDefinitions: t.cols}
 	for _, r := range rows {
-		cells := make([]any, len(r))
 		for j, c := range r {
 			s := esc(fmt.Sprint(c))
-			cells[j] = s + strings.Repeat(" ", max(seedWidths[t.cols[j].Name]-utf8.RuneCountInString(s), 0))
+			r[j] = s + strings.Repeat(" ", max(seedWidths[t.cols[j].Name]-utf8.RuneCountInString(s), 0))
 		}
-		tbl.Rows = append(tbl.Rows, metav1.TableRow{Cells: cells})
+		tbl.Rows = append(tbl.Rows, metav1.TableRow{Cells: r})
 	}
 	if err := t.printer.PrintObj(tbl, t.w); err != nil {
 		return err
@@ -65,21 +59,10 @@ func (t *table) print(rows [][]any) error {
 	return t.out.Flush()
 }
 
-// tabRow writes cells to a tabwriter as one row, each cell through esc: a table that is
-// not a table (describe's candidates and history) escapes every field as the list does.
-func tabRow(w io.Writer, indent string, cells ...string) {
-	for i, c := range cells {
-		cells[i] = esc(c)
-	}
-	fmt.Fprintln(w, indent+strings.Join(cells, "\t"))
-}
-
-// The list's columns: their definitions are the table's and --help's, so the help explains
-// every column the table prints. Priority 1 columns are -o wide's, as kubectl's are.
+// The list's columns, whose descriptions --help prints. Priority 1 is -o wide's, as kubectl's.
 var (
-	namespaceColumn = metav1.TableColumnDefinition{Name: "Namespace", Type: "string",
-		Description: "the lock's namespace (with -A)"}
-	listColumns = []metav1.TableColumnDefinition{
+	namespaceColumn = metav1.TableColumnDefinition{Name: "Namespace", Type: "string", Description: "the lock's namespace (with -A)"}
+	listColumns     = []metav1.TableColumnDefinition{
 		{Name: "Name", Type: "string", Format: "name", Description: "the lock's name"},
 		{Name: "Kind", Type: "string", Description: "the object the lock lives in: Lease, or the leader annotation of a ConfigMap or Endpoints (--locks)"},
 		{Name: "Class", Type: "string", Description: "leader-election, node-heartbeat or apiserver-identity, as the exporter's class label"},
@@ -124,12 +107,11 @@ func cells(j *judged, at time.Time, allNamespaces, watching bool) []any {
 		optional(j.LeaseDurationSeconds, "<none>", func(s int32) string { return fmt.Sprintf("%ds", s) }),
 		optional(j.LeaseTransitions, "<none>", func(t int32) string { return fmt.Sprint(t) }))
 	if watching {
-		row = append(row, optional(j.HolderClockSkewSeconds, "<unknown>", signedSeconds))
+		row = append(row, optional(j.HolderClockSkewSeconds, "<unknown>", func(s float64) string { return fmt.Sprintf("%+.2fs", s) }))
 	}
 	return append(row, ago(j.AcquireTime, at), orNone(j.PreferredHolder), orNone(j.Strategy), orNone(j.Owner))
 }
 
-// columnHelp explains every column, for --help.
 func columnHelp() string {
 	var b strings.Builder
 	for _, c := range columnsFor(true, true) {
@@ -142,8 +124,7 @@ func columnHelp() string {
 	return b.String()
 }
 
-// ago formats how long before at t was, as kubectl's AGE column does (tenths below 10 s);
-// <none> when t is nil.
+// ago is how long before at t was, as human says it; <none> when t is nil.
 func ago(t *time.Time, at time.Time) string {
 	if t == nil {
 		return "<none>"
@@ -162,8 +143,6 @@ func human(d time.Duration) string {
 	}
 	return duration.HumanDuration(d)
 }
-
-func signedSeconds(s float64) string { return fmt.Sprintf("%+.2fs", s) }
 
 // optional formats *v, or says missing when v is nil.
 func optional[T any](v *T, missing string, format func(T) string) string {

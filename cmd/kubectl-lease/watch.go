@@ -9,13 +9,11 @@ import (
 	"github.com/lease-exporter/lease-exporter/lock"
 )
 
-// -w goes on from the list as the exporter does, because it is the exporter's informer that
-// watches: its reflector resumes and relists, and its stores observe every change, live or
-// not by the exporter's replay rule (what a reopened watch replays did not happen when it
-// arrives), so a lock is judged by when its record was seen to change and the holder's skew
-// is measured only on renewals seen live, as lease_holder_clock_skew_seconds is. -w prints
-// a row when a lock's holder, standing or skew judgement changes, not on every renewal; a
-// tick re-judges every lock four times a second, since a lock expires without any write.
+// -w is the exporter's informer watching: its reflector resumes and relists, and its stores
+// observe every change, live or not by the exporter's replay rule (what a reopened watch
+// replays did not happen when it arrives), so a lock is judged by when its record was seen
+// to change, and a holder's skew measured only on renewals seen live, as the exporter does.
+// A row prints when a lock's holder, standing or skew judgement changes, not on every renewal.
 
 // shownState is what a printed row said, so only a change prints another.
 type shownState struct {
@@ -23,9 +21,9 @@ type shownState struct {
 	skewed, measured bool
 }
 
-// rejudgeEvery is how often -w judges every lock again: often enough to show a lock expired
-// in the moment before a successor, polling every second, takes it; a pass over 100k locks
-// takes milliseconds.
+// rejudgeEvery is how often -w judges every lock again, since a lock expires without a write:
+// often enough to show it expired before a successor polling every second takes it; a pass
+// over 100k locks takes milliseconds.
 const rejudgeEvery = 250 * time.Millisecond
 
 // watchOutput is the informer's Observer for -w: it prints the row a change makes, once the
@@ -47,10 +45,7 @@ func (w *watchOutput) begin(print func() error) error {
 	return print()
 }
 
-// Observed is a change the store observed: its row, if it says something new.
-func (w *watchOutput) Observed(t lock.Transition) { w.show(t.Rec, t.At, false) }
-
-// Gone is a lock incarnation that went: a "deleted" row.
+func (w *watchOutput) Observed(t lock.Transition)              { w.show(t.Rec, t.At, false) }
 func (w *watchOutput) Gone(last *lock.Lease, at int64, _ bool) { w.show(last, at, true) }
 
 func (w *watchOutput) show(rec *lock.Lease, at int64, deleted bool) {
@@ -89,22 +84,19 @@ func watchLocks(ctx context.Context, c *informer.Cache, w *watchOutput, failed <
 	}
 }
 
-// show prints rec's row, judged at at as the exporter judges it, if it says something the
-// last row of it did not.
+// show prints rec's row, judged at at, if it says something its last row did not.
 func (p *listOutput) show(rec *lock.Lease, at time.Time, deleted bool) error {
 	if !p.listed(rec) {
 		return nil
 	}
-	key := rec.Ref()
-	j := judge(rec, at, false)
+	key, j := rec.Ref(), judge(rec, at, false)
 	st := stateOf(j, rec)
 	if deleted {
-		j.Standing, st.standing = "deleted", "deleted"
+		j.Standing = "deleted"
 		delete(p.shown, key)
+	} else if prev, ok := p.shown[key]; ok && prev == st {
+		return nil
 	} else {
-		if prev, ok := p.shown[key]; ok && prev == st {
-			return nil
-		}
 		p.shown[key] = st
 	}
 	return p.table.print([][]any{cells(&j, at, p.o.allNamespaces, true)})
