@@ -33,10 +33,10 @@ func newRootCommandWith(streams genericiooptions.IOStreams, connect func(*option
 		Short: "Who holds each election lock, and whether validly, as lease-exporter judges it",
 		Long: `kubectl lease lists every election lock (Leases, and with --locks the leader annotation of
 ConfigMaps and Endpoints): who holds it, whether validly right now, how long ago it was
-renewed, judged by the exporter's own code against the API server's clock (its Date header).
-A single read cannot measure a holder's clock skew: a renewTime in the API server's future
-beyond what the lease tolerates is flagged ",skewed"; -w watches and measures skew as the
-exporter does.
+renewed, judged by the exporter's own code (the standings of lease_class_locks) against the
+API server's clock (its Date header). A single read cannot measure a holder's clock skew: a
+renewTime in the API server's future beyond what the lease tolerates is flagged ",skewed";
+-w watches, judges by observation exactly as the exporter does, and shows the skew it measures.
 
 Columns:
 ` + columnHelp(),

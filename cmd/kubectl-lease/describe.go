@@ -24,10 +24,11 @@ func newDescribeCommand(o *options) *cobra.Command {
 		Long: `describe shows one lock: its record, how the exporter's code judges it now (by the API
 server's clock), a coordinated election's LeaseCandidates, and its election history, which only
 an observer of every write knows: read from a lease-exporter's JSON API at --exporter URL, or
-through a port-forward to a Ready Pod behind --exporter-service NAMESPACE/NAME[:PORT]. An
-answer about another lock (another cluster's, or another UID) is refused; tenures the exporter
-rebuilt from its Events are marked. The lock is looked up as a Lease, then as the leader
-annotation of a ConfigMap and an Endpoints object; --locks narrows that.`,
+through a port-forward to a Ready Pod behind --exporter-service NAMESPACE/NAME[:PORT] (through
+the kubelet, so NetworkPolicy does not apply). Without one, describe says what it cannot know.
+An answer about another lock (another cluster's, or another UID) is refused; tenures the
+exporter rebuilt from its Events are marked. The lock is looked up as a Lease, then as the
+leader annotation of a ConfigMap and an Endpoints object; --locks narrows that.`,
 		Example: `  kubectl port-forward -n monitoring svc/lease-exporter 10047:http-metrics &
   kubectl lease describe kube-system/kube-scheduler --exporter http://127.0.0.1:10047
   kubectl lease describe kube-system/kube-scheduler --exporter-service monitoring/lease-exporter
@@ -52,14 +53,13 @@ func runDescribe(ctx context.Context, o *options, arg string, locksSet bool) err
 	if len(parts) > 2 || slices.Contains(parts, "") {
 		return fmt.Errorf("malformed lock %q: want NAMESPACE/NAME, or NAME with -n NAMESPACE", arg)
 	}
-	ns, err := o.namespace()
-	if len(parts) == 2 {
-		ns, err = parts[0], nil
+	ns, name := parts[0], parts[len(parts)-1]
+	if len(parts) == 1 {
+		var err error
+		if ns, _, err = o.config.ToRawKubeConfigLoader().Namespace(); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return err
-	}
-	name := parts[len(parts)-1]
 	kinds := lock.Kinds
 	if locksSet {
 		kinds, _ = o.kinds()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -21,6 +22,9 @@ func esc(s string) string {
 // bidirectional controls): in json.Marshal's output these can only be inside strings, so the
 // JSON means the same and a terminal shows it as written.
 func escJSON(b []byte) []byte {
+	if !bytes.ContainsFunc(b, unsafeRune) { // most documents: no copy
+		return b
+	}
 	return []byte(escWith(string(b), func(r rune) string { return fmt.Sprintf(`\u%04x`, r) }))
 }
 

@@ -114,12 +114,12 @@ func getExporter(ctx context.Context, base *url.URL, user *url.Userinfo, path, k
 		return fail(err, "try again")
 	case resp.StatusCode == http.StatusOK:
 		return body, nil
-	case locErr == nil: // not the body, which repeats where it leads, user info and all
-		to.User = nil
-		return fail(errors.New(resp.Status), "describe follows no redirect: give --exporter as the URL it redirects to, "+to.String()+", if you trust that server")
 	case resp.StatusCode == http.StatusNotFound:
 		return fail(fmt.Errorf("%s: %s", resp.Status, answerError(body)),
 			"the exporter does not watch this lock: check its --locks, --namespaces and --lease-selector, or, when sharded, ask the shard that owns it")
+	case locErr == nil: // not the body, which repeats where it leads, user info and all
+		to.User = nil
+		return fail(errors.New(resp.Status), "describe follows no redirect: give --exporter as the URL it redirects to, "+to.String()+", if you trust that server")
 	}
 	return fail(fmt.Errorf("%s: %s", resp.Status, answerError(body)), "check the exporter's logs")
 }

@@ -30,8 +30,9 @@ type judged struct {
 }
 
 // judge judges rec at at as the exporter's JSON API does. oneShot (not -w, which measures
-// skew on the renewals it watches) names a renewTime beyond what the lease tolerates ahead of
-// the judging clock skewed, and not healthy.
+// skew on the renewals it watches) gives how far any renewTime lies ahead of the judging
+// clock, and names a held lock's holder skewed, and the lock not healthy, when that is beyond
+// what the lease tolerates.
 func judge(rec *lock.Lease, at time.Time, oneShot bool) judged {
 	j := judged{Lease: api.Summarize(rec, at), Strategy: rec.Strategy(), PreferredHolder: rec.PreferredHolder()}
 	if kind, name := rec.Owner(); name != "" {

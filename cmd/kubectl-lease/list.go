@@ -20,15 +20,15 @@ import (
 // runList lists every lock of the kinds --locks names, read by the exporter's informer
 // (read.go) and judged at one moment by the API server's clock; -w goes on (watch.go).
 func runList(ctx context.Context, o *options) error {
+	src, err := o.connect(o) // first: a bad --context or --kubeconfig is said as kubectl says it
+	if err != nil {
+		return err
+	}
 	kinds, err := o.kinds()
 	if err != nil {
 		return err
 	}
 	ns, err := o.namespace()
-	if err != nil {
-		return err
-	}
-	src, err := o.connect(o)
 	if err != nil {
 		return err
 	}
@@ -147,8 +147,9 @@ func (p *listOutput) printTable(recs []*lock.Lease, at time.Time, ns string) err
 	return nil
 }
 
-// listJSON is -o json's document: the locks as the exporter's JSON list carries them (in its
-// order), judged at one moment by the API server's clock.
+// listJSON is the document -o json, yaml, the templates and custom columns print: the locks
+// as the exporter's JSON list carries them, in its order (namespace, name, kind), judged at
+// one moment by the API server's clock.
 type listJSON struct {
 	EvaluatedAt time.Time `json:"evaluated_at"`
 	// Clock is "api-server" (the Date header of the list's responses) or "local".

@@ -84,15 +84,16 @@ func getThroughForward(ctx context.Context, src *source, ref, path, kind string)
 	if err != nil {
 		return nil, err
 	}
+	where := fmt.Sprintf("service %s (Pod %s)", ref, b.pod)
+	if src.cfg == nil {
+		return nil, &exporterError{where: where, err: errors.New("no client configuration to port-forward with"), fix: "give --exporter URL"}
+	}
 	fail := func(err error) ([]byte, error) {
 		fix := "check that the exporter's Pod runs (kubectl get pods -n " + b.namespace + "), or give --exporter URL"
 		if apierrors.IsForbidden(err) {
 			fix = serviceFix(err, b.namespace)
 		}
-		return nil, &exporterError{where: fmt.Sprintf("service %s (Pod %s)", ref, b.pod), err: err, fix: fix}
-	}
-	if src.cfg == nil {
-		return fail(errors.New("no client configuration to port-forward with"))
+		return nil, &exporterError{where: where, err: fmt.Errorf("port-forward: %w", err), fix: fix}
 	}
 	u := src.clients.List.CoreV1().RESTClient().Post().Resource("pods").Namespace(b.namespace).Name(b.pod).SubResource("portforward").URL()
 	transport, upgrader, err := spdy.RoundTripperFor(src.cfg)
@@ -109,23 +110,23 @@ func getThroughForward(ctx context.Context, src *source, ref, path, kind string)
 	defer close(stop)
 	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", b.port)}, stop, ready, io.Discard, io.Discard)
 	if err != nil {
-		return fail(fmt.Errorf("port-forward: %w", err))
+		return fail(err)
 	}
 	go func() { failed <- fw.ForwardPorts() }()
 	select {
 	case <-ready:
 	case err := <-failed:
-		return fail(fmt.Errorf("port-forward: %w", err))
+		return fail(err)
 	case <-ctx.Done():
-		return fail(fmt.Errorf("port-forward: %w", ctx.Err()))
+		return fail(ctx.Err())
 	}
 	ports, err := fw.GetPorts()
 	if err != nil || len(ports) != 1 {
-		return fail(fmt.Errorf("port-forward: it listens on no port: %v", err))
+		return fail(fmt.Errorf("the port-forward listens on no port: %v", err))
 	}
 	body, err := getExporter(ctx, &url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[0].Local)}, nil, path, kind)
 	if ee := (*exporterError)(nil); errors.As(err, &ee) {
-		ee.where = fmt.Sprintf("service %s (Pod %s)", ref, b.pod)
+		ee.where = where
 	}
 	return body, err
 }

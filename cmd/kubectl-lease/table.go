@@ -44,11 +44,12 @@ func (t *table) print(rows [][]any) error {
 	}
 	tbl := &metav1.Table{ColumnDefinitions: t.cols}
 	for _, r := range rows {
+		cells := make([]any, len(r))
 		for j, c := range r {
 			s := esc(fmt.Sprint(c))
-			r[j] = s + strings.Repeat(" ", max(seedWidths[t.cols[j].Name]-utf8.RuneCountInString(s), 0))
+			cells[j] = s + strings.Repeat(" ", max(seedWidths[t.cols[j].Name]-utf8.RuneCountInString(s), 0))
 		}
-		tbl.Rows = append(tbl.Rows, metav1.TableRow{Cells: r})
+		tbl.Rows = append(tbl.Rows, metav1.TableRow{Cells: cells})
 	}
 	if err := t.printer.PrintObj(tbl, t.w); err != nil {
 		return err
