@@ -1,15 +1,20 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -84,5 +89,19 @@ func TestARefusedListEndsTheReadWithTheFix(t *testing.T) {
 	want := `cannot list configmaps in all namespaces: forbidden (configmaps is forbidden: denied); ask for "list" on configmaps (RBAC), or leave ConfigMap locks out: --locks leases`
 	if err == nil || explain(err) != want {
 		t.Errorf("error %v, want %q", err, want)
+	}
+}
+
+// A --context the kubeconfig lacks is said as kubectl says it, before the namespace is read
+// from it (which would bury it under "reading the namespace").
+func TestUnknownContextIsSaidAsKubectlSaysIt(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "config")
+	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"--kubeconfig", kubeconfig, "--context", "nosuch"}, genericiooptions.IOStreams{Out: &out, ErrOut: &errb})
+	if want := "error: context \"nosuch\" does not exist\n"; code != 1 || errb.String() != want {
+		t.Errorf("exit %d, stderr %q; want 1 and %q", code, errb.String(), want)
 	}
 }
