@@ -80,7 +80,7 @@ node-scale: ## The chart's defaults on a real node at 100k Leases with 10 minute
 	KUBEBUILDER_ASSETS="$$(hack/deps.sh release | tail -1)" LEASE_EXPORTER_NODE_CHURN=10m \
 		$(GO) test -race -count=1 -tags release -timeout 60m -run '^TestChartDefaultsSurvive100kLeases$$' -v ./test/node/
 
-fuzz: ## Fuzz the collector, the leader-record parser, the Events' note parser and list pages and kubectl lease's escaping, each for a fixed count of inputs (5 to 16 s each on this machine alone).
+fuzz: ## Fuzz the collector, the leader-record parser, the Events' note parser and list pages, kubectl lease's escaping and its reading of the API server's Date header, each for a fixed count of inputs (5 to 16 s each on this machine alone).
 	@# Counts, not durations: Go 1.26's fuzz coordinator can fail a duration-bound run with
 	@# "context deadline exceeded" when its workers are starved at the deadline (go.dev/issue/75804,
 	@# fixed in Go 1.27), and make test runs these beside the suites at the lowest priority.
@@ -90,6 +90,7 @@ fuzz: ## Fuzz the collector, the leader-record parser, the Events' note parser a
 	$(GO) test -run '^$$' -fuzz FuzzDecodePage -fuzztime 14000x ./events/
 	$(GO) test -run '^$$' -fuzz FuzzEscRoundTrip -fuzztime 20000x ./cmd/kubectl-lease/
 	$(GO) test -run '^$$' -fuzz FuzzCustomColumnsRoundTrip -fuzztime 20000x ./cmd/kubectl-lease/
+	$(GO) test -run '^$$' -fuzz FuzzServerClockObserve -fuzztime 20000x ./cmd/kubectl-lease/
 
 vuln-selftest: ## Check the vulnerability scan's wiring offline (hack/govulncheck.sh --selftest, mkvulndb's tests).
 	hack/govulncheck.sh --selftest

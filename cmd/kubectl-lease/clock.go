@@ -63,7 +63,8 @@ func (c *serverClock) now() (at time.Time, uncertainty time.Duration, fromServer
 	if !seen {
 		return c.local(), 0, false
 	}
-	return c.local().Add((lo + hi) / 2), (hi - lo) / 2, true
+	// lo + half the width, not (lo + hi) / 2, which overflows for a Date centuries away.
+	return c.local().Add(lo + (hi-lo)/2), (hi - lo) / 2, true
 }
 
 // describe says when and by which clock a one-shot read judged: "at T by the API server's

@@ -41,3 +41,49 @@ func TestServerClockFollowsTheDateHeaderNotTheLocalClock(t *testing.T) {
 		t.Errorf("an undated response moved the estimate: ± %v, was ± %v", unc3, unc2)
 	}
 }
+
+// The Date header is the API server's text: whatever two responses carry, and however long
+// they took, the clock never holds an interval upside down (a negative uncertainty), and its
+// estimate stays within what the last dated response allows; an undated or unparsable one
+// changes nothing.
+func FuzzServerClockObserve(f *testing.F) {
+	f.Add("Sat, 28 Nov 2026 03:00:00 GMT", "Sat, 28 Nov 2026 03:00:01 GMT", int64(0), int64(100e6), int64(600e6), int64(10e6))
+	f.Add("Sat, 28 Nov 2026 03:00:00 GMT", "Sat, 28 Nov 2026 02:00:00 GMT", int64(0), int64(1e9), int64(2e9), int64(0))
+	f.Add("", "Monday, 02-Jan-06 15:04:05 MST", int64(-5e9), int64(0), int64(0), int64(1))
+	f.Fuzz(func(t *testing.T, date1, date2 string, sent1, rtt1, sent2, rtt2 int64) {
+		local := time.Date(2026, 11, 28, 2, 50, 0, 0, time.UTC)
+		at := func(ns int64) time.Time { return local.Add(time.Duration(ns % int64(time.Hour))) }
+		abs := func(ns int64) time.Duration { return time.Duration(ns % int64(time.Minute)).Abs() }
+		c := newServerClock(func() time.Time { return local })
+		var last struct{ lo, hi time.Duration }
+		dated := false
+		for _, r := range []struct {
+			date     string
+			sent     time.Time
+			received time.Time
+		}{{date1, at(sent1), at(sent1).Add(abs(rtt1))}, {date2, at(sent2), at(sent2).Add(abs(rtt2))}} {
+			_, _, before := c.now()
+			beforeAt, beforeUnc, _ := c.now()
+			c.observe(r.date, r.sent, r.received)
+			d, err := http.ParseTime(r.date)
+			if err != nil {
+				if gotAt, gotUnc, got := c.now(); got != before || !gotAt.Equal(beforeAt) || gotUnc != beforeUnc {
+					t.Fatalf("an unparsable Date %q moved the clock", r.date)
+				}
+				continue
+			}
+			dated = true
+			last.lo, last.hi = d.Sub(r.received), d.Add(time.Second).Sub(r.sent)
+		}
+		at0, unc, fromServer := c.now()
+		if fromServer != dated {
+			t.Fatalf("judged by the API server's clock: %t, after dated responses: %t", fromServer, dated)
+		}
+		if !dated {
+			return
+		}
+		if offset := at0.Sub(local); unc < 0 || offset < last.lo || offset > last.hi {
+			t.Fatalf("offset %v ± %v, outside the last response's [%v, %v]", offset, unc, last.lo, last.hi)
+		}
+	})
+}
